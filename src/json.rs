@@ -1,0 +1,1 @@
+//! json (to be written).

@@ -1,0 +1,17 @@
+//! `cq`: a fail-closed gate for LLM context compactions and a terminal reviewer for what the
+//! gate quarantines.
+//!
+//! Layers, and who may import whom (never upward): `json` ← `policy` ← `engine` ← `scan` ←
+//! `store` + `audit` ← `review` and `commands`. The engine does no I/O; only `main.rs` turns
+//! errors into exit codes.
+
+pub mod audit;
+pub mod cli;
+pub mod commands;
+pub mod diff;
+pub mod engine;
+pub mod json;
+pub mod policy;
+pub mod review;
+pub mod scan;
+pub mod store;

@@ -1,0 +1,1 @@
+//! policy (to be written).

@@ -1,0 +1,1 @@
+//! review (to be written).
