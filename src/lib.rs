@@ -5,6 +5,8 @@
 //! `store` + `audit` ← `review` and `commands`. The engine does no I/O; only `main.rs` turns
 //! errors into exit codes.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod audit;
 pub mod cli;
 pub mod commands;
