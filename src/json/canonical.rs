@@ -1,0 +1,166 @@
+//! The canonical writer: byte for byte what CPython's `json.dumps(v, sort_keys=True,
+//! separators=(",", ":"), ensure_ascii=False, allow_nan=False)` produces, and SHA-256 over
+//! its UTF-8 bytes.
+
+use std::fmt::{self, Write as _};
+
+use sha2::{Digest, Sha256};
+
+use super::float::python_repr;
+use super::value::{Number, Value};
+
+/// What Python refuses to serialise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanonicalError {
+    /// `NaN`, `Infinity` or a float literal that overflows to infinity.
+    NonFinite(String),
+}
+
+impl fmt::Display for CanonicalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CanonicalError::NonFinite(text) => write!(
+                f,
+                "number \"{text}\" is out of range: non-finite floats have no canonical JSON text"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CanonicalError {}
+
+/// The canonical JSON text of `value`.
+pub fn canonical(value: &Value) -> Result<String, CanonicalError> {
+    let mut out = String::new();
+    write_value(&mut out, value)?;
+    Ok(out)
+}
+
+/// SHA-256 (lower-case hex) of the canonical JSON text of `value`.
+pub fn canonical_sha256(value: &Value) -> Result<String, CanonicalError> {
+    Ok(sha256_hex(canonical(value)?.as_bytes()))
+}
+
+/// SHA-256 of `bytes` as lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+fn write_value(out: &mut String, value: &Value) -> Result<(), CanonicalError> {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(number) => write_number(out, number)?,
+        Value::String(text) => write_string(out, text),
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_value(out, item)?;
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            // BTreeMap<String, _> iterates in byte order of UTF-8, which is code-point order.
+            out.push('{');
+            for (index, (key, item)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_string(out, key);
+                out.push(':');
+                write_value(out, item)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+fn write_number(out: &mut String, number: &Number) -> Result<(), CanonicalError> {
+    let text = number.text();
+    if number.is_integer() {
+        // Python reads `-0` as the integer 0; no other integer text changes.
+        out.push_str(if text == "-0" { "0" } else { text });
+        return Ok(());
+    }
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() => {
+            out.push_str(&python_repr(value));
+            Ok(())
+        }
+        _ => Err(CanonicalError::NonFinite(text.to_owned())),
+    }
+}
+
+fn write_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{object, parse_python};
+
+    fn canon(text: &str) -> String {
+        canonical(&parse_python(text.as_bytes()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn layout_matches_python() {
+        assert_eq!(
+            canon(r#"{"b": [1, 2.0], "a": "\u00e9\n\u0001"}"#),
+            "{\"a\":\"é\\n\\u0001\",\"b\":[1,2.0]}"
+        );
+        assert_eq!(canon("-0"), "0");
+        assert_eq!(canon("-0.0"), "-0.0");
+        assert_eq!(canon("1E16"), "1e+16");
+        assert_eq!(canon("[1e-5, 100.0e0]"), "[1e-05,100.0]");
+        assert_eq!(
+            canon("\"\u{7f}\u{85}\u{2028}\""),
+            "\"\u{7f}\u{85}\u{2028}\""
+        );
+    }
+
+    #[test]
+    fn non_finite_values_are_refused() {
+        for text in ["NaN", "[Infinity]", "-1e400"] {
+            let value = parse_python(text.as_bytes()).unwrap();
+            assert!(canonical(&value).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn digest_of_built_values() {
+        let value = object([("b", Value::from(1i64)), ("a", Value::from("x"))]);
+        assert_eq!(canonical(&value).unwrap(), r#"{"a":"x","b":1}"#);
+        assert_eq!(
+            canonical_sha256(&value).unwrap(),
+            sha256_hex(br#"{"a":"x","b":1}"#)
+        );
+    }
+}
