@@ -4,9 +4,19 @@
 //! negative constraints (seed 004) and fabricated authority, and turns all of that into a
 //! verdict, a report and the context to inject.
 
+pub mod authority;
 pub mod clause;
 pub mod compacted;
 pub mod consistency;
+pub mod pinned;
 pub mod pytext;
 pub mod registry;
+pub mod request;
+pub mod schema;
+pub mod secret_scan;
 pub mod verifier;
+
+pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
+pub mod checks;
+pub mod gate;
+pub mod report;

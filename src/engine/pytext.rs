@@ -213,6 +213,7 @@ pub fn translate_pattern(pattern: &str, loose: bool) -> Result<String, String> {
                     }
                 }
             }
+            '(' if !in_class && loose && is_lookaround(chars.clone()) => skip_group(&mut chars)?,
             '[' if !in_class => {
                 in_class = true;
                 out.push(c);
@@ -233,6 +234,43 @@ pub fn translate_pattern(pattern: &str, loose: bool) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// Whether the text after a `(` opens a lookaround: `?=`, `?!`, `?<=` or `?<!`.
+fn is_lookaround(mut rest: std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    if rest.next() != Some('?') {
+        return false;
+    }
+    match rest.next() {
+        Some('=' | '!') => true,
+        Some('<') => matches!(rest.next(), Some('=' | '!')),
+        _ => false,
+    }
+}
+
+/// Skips the rest of a group whose `(` was just read, nested groups, classes and escapes
+/// included.
+fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<(), String> {
+    let mut depth = 1;
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
+    }
+    Err("unbalanced parenthesis in a lookaround".into())
 }
 
 fn class_body(ranges: &[(u32, u32)]) -> String {
@@ -285,8 +323,11 @@ mod tests {
             fancy_regex::Regex::new(&translate_pattern(r"\breveal\b", false).unwrap()).unwrap();
         assert!(exact.is_match("reveal\u{301} it").unwrap());
         assert!(!exact.is_match("½reveal").unwrap());
-        let loose =
-            regex::Regex::new(&translate_pattern(r"\breveal\b\s+\w", true).unwrap()).unwrap();
+        let loose = regex::Regex::new(
+            &translate_pattern(r"(?<!not )\breveal\b\s+\w(?=[a-z](?:x))", true).unwrap(),
+        )
+        .unwrap();
         assert!(loose.is_match("½reveal\u{85}x"));
+        assert!(loose.is_match("not reveal x"));
     }
 }
