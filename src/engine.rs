@@ -20,3 +20,7 @@ pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
 pub mod checks;
 pub mod gate;
 pub mod report;
+pub mod loaded;
+pub mod request_json;
+
+pub use loaded::{EngineError, PolicyEngine};
