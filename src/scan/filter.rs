@@ -47,8 +47,11 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "......",
     "${",
     "{{",
-    "%(",
     "<%",
+    "abcdefg",
+    "0123456789",
+    "a1b2c3d4",
+    "d4c3b2a1",
     "put_your",
     "_here",
     "-here",
@@ -62,6 +65,9 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 pub(super) fn is_placeholder(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
     if PLACEHOLDER_WORDS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    if (lower.contains("%(") && lower.contains(")s")) || lower.ends_with("here") {
         return true;
     }
     let b = s.as_bytes();
@@ -123,11 +129,17 @@ pub(super) fn classes(s: &str) -> Classes {
 /// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
 /// `self.token`, `config["key"]`, `getPassword()`.
 pub(super) fn is_reference(s: &str) -> bool {
-    if s.contains('(') || s.contains('[') || s.starts_with('$') || s.starts_with('%') {
+    if s.starts_with('$') || s.starts_with('%') || s.starts_with('#') || s.starts_with('@') {
         return true;
     }
-    if s.contains("$(") || s.contains("${") || has_interpolation(s) {
+    if s.contains("$(") || s.contains("${") || s.contains("#{") || s.contains("{{") {
         return true;
+    }
+    if let Some(open) = s.find(['(', '[']) {
+        let head = &s[..open];
+        if !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ' ') {
+            return true;
+        }
     }
     let parts: Vec<&str> = s.split('.').collect();
     parts.len() >= 2
@@ -135,14 +147,14 @@ pub(super) fn is_reference(s: &str) -> bool {
             !p.is_empty()
                 && p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !looks_random(p)
         })
 }
 
-/// `$name` or `$(` / `${` anywhere: shell or template interpolation.
-fn has_interpolation(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.windows(2)
-        .any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || w[1] == b'{' || w[1] == b'(' || w[1] == b'_'))
+/// A part long and mixed enough to be a generated value rather than a name.
+fn looks_random(p: &str) -> bool {
+    let c = classes(p);
+    p.len() >= 12 && c.digit > 0 && c.lower > 0 && c.upper > 0
 }
 
 /// A file-system path or plain URL (without credentials).

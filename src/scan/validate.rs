@@ -83,6 +83,10 @@ validators! {
     UkNino => "uk_nino",
     DePlz => "de_plz",
     Dea => "dea",
+    VendorSecret => "vendor_secret",
+    UrlPassword => "url_password",
+    UserPass => "user_pass",
+    AuthHeader => "auth_header",
 }
 
 pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
@@ -97,7 +101,11 @@ pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
         Validator::GithubCrc32 => github_crc32(s),
         Validator::GenericSecret => generic_secret(ctx),
         Validator::Password => password(ctx),
-        Validator::ProseSecret => prose_secret(s),
+        Validator::ProseSecret => prose_secret(ctx),
+        Validator::VendorSecret => vendor_secret(ctx),
+        Validator::UrlPassword => url_password(s),
+        Validator::UserPass => user_pass(s),
+        Validator::AuthHeader => auth_header(s),
         Validator::Email => email(ctx),
         Validator::Ipv4 => ipv4(ctx),
         Validator::Ipv6 => ipv6(ctx),
@@ -238,7 +246,7 @@ fn jwt(s: &str) -> Outcome {
         return Outcome::Reject;
     };
     let text = String::from_utf8_lossy(&bytes);
-    if text.trim_start().starts_with('{') && (text.contains("\"alg\"") || text.contains("\"typ\"")) {
+    if text.trim_start().starts_with('{') && text.contains('"') && text.contains(':') {
         Outcome::Confirmed
     } else {
         Outcome::Reject
@@ -371,6 +379,9 @@ fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
         return Outcome::Reject;
     }
+    if names_a_secret(s) {
+        return Outcome::Reject;
+    }
     if strength == 2 {
         return password_value(s);
     }
@@ -400,14 +411,94 @@ fn password(ctx: &MatchCtx<'_>) -> Outcome {
 }
 
 const COMMON_PASSWORD_WORDS: &[&str] = &[
-    "password", "passwd", "secret", "changeit", "none", "null", "true", "false", "required",
-    "optional", "string", "undefined", "hidden", "empty", "invalid", "missing",
+    "password", "passwd", "pass", "pwd", "secret", "token", "test", "changeit", "none", "null",
+    "nil", "true", "false", "required", "optional", "string", "undefined", "hidden", "empty",
+    "invalid", "missing", "incorrect", "wrong", "correct", "expired", "masked", "unset", "set",
+    "changed", "stored", "needed", "provided", "configured", "valid", "ignored", "username",
+    "user", "secure", "encrypted", "generated", "rotated", "revoked", "sensitive", "blank",
 ];
+
+/// A value that is itself a name: `chain_Anvil2_Key`, `id-Gost28147-89-None-KeyMeshing`.
+fn names_a_secret(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    let c = filter::classes(s);
+    ["password", "passwd", "token", "secret", "key", "credential"]
+        .iter()
+        .any(|w| lower.contains(w))
+        && c.digit * 5 < s.len()
+        && !s.contains('!')
+}
+
+/// A value next to a vendor's name (`cloudflare: "..."`): must look generated.
+fn vendor_secret(ctx: &MatchCtx<'_>) -> Outcome {
+    let s = ctx.secret;
+    if let Some(key) = ctx.key {
+        let words = key_words(key);
+        let non_secret = ["url", "uri", "path", "file", "dir", "name", "version", "region", "endpoint", "host", "domain", "email", "user", "username", "org", "project"];
+        if words.last().is_some_and(|w| non_secret.contains(&w.as_str())) {
+            return Outcome::Reject;
+        }
+    }
+    if filter::is_reference(s) || filter::is_path_or_url(s) || filter::is_placeholder(s) {
+        return Outcome::Reject;
+    }
+    let c = filter::classes(s);
+    let entropy = filter::shannon_entropy(s);
+    if s.len() >= 10 && entropy >= 3.0 && c.digit > 0 && c.lower + c.upper > 0 {
+        Outcome::Neutral
+    } else {
+        Outcome::Reject
+    }
+}
+
+/// The password part of a URL's user-info.
+fn url_password(s: &str) -> Outcome {
+    let lower = s.to_ascii_lowercase();
+    if filter::is_reference(s) || filter::is_placeholder(s) || s.starts_with('<') || s.starts_with('{') {
+        return Outcome::Reject;
+    }
+    if ["password", "pass", "passwd", "pwd", "pw", "xxx"].contains(&lower.as_str()) {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}
+
+/// `user:password` on a command line; an empty password means the user part is the token.
+fn user_pass(s: &str) -> Outcome {
+    let (user, pass) = s.split_once(':').unwrap_or((s, ""));
+    let value = if pass.is_empty() { user } else { pass };
+    if value.is_empty()
+        || filter::is_reference(value)
+        || filter::is_placeholder(value)
+        || filter::is_reference(user)
+        || filter::is_path_or_url(value)
+    {
+        return Outcome::Reject;
+    }
+    match password_value(value) {
+        Outcome::Weak if !s.contains(':') => Outcome::Reject,
+        other => other,
+    }
+}
+
+/// The credential part of an Authorization header.
+fn auth_header(s: &str) -> Outcome {
+    let lower = s.to_ascii_lowercase();
+    let schemes = ["bearer", "basic", "token", "digest", "negotiate", "apikey", "api-token", "ssws"];
+    if s.len() < 8 || schemes.contains(&lower.as_str()) || filter::is_reference(s) || filter::is_placeholder(s) {
+        return Outcome::Reject;
+    }
+    let c = filter::classes(s);
+    if c.digit + c.upper == 0 && c.symbol == 0 {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}
 
 fn password_value(s: &str) -> Outcome {
     let c = filter::classes(s);
     let lower = s.to_ascii_lowercase();
-    if s.len() < 4 || COMMON_PASSWORD_WORDS.contains(&lower.as_str()) {
+    if s.len() < 4 || COMMON_PASSWORD_WORDS.contains(&lower.as_str()) || filter::is_sequential(s) {
         return Outcome::Reject;
     }
     let letters = c.lower + c.upper;
@@ -419,7 +510,7 @@ fn password_value(s: &str) -> Outcome {
         } else {
             Outcome::Weak
         }
-    } else if letters > 0 && s.len() >= 4 {
+    } else if letters > 0 && s.len() >= 5 {
         Outcome::Weak
     } else {
         Outcome::Reject
@@ -428,9 +519,18 @@ fn password_value(s: &str) -> Outcome {
 
 /// A value stated in prose ("the db password is hunter2-Prod!"): it must look like a secret,
 /// not an English word, a path, a URL without credentials or a version.
-fn prose_secret(s: &str) -> Outcome {
+fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
+    let s = ctx.secret;
     if filter::is_reference(s) || filter::is_path_or_url(s) || filter::is_placeholder(s) {
         return Outcome::Reject;
+    }
+    let lower = s.to_ascii_lowercase();
+    if COMMON_PASSWORD_WORDS.contains(&lower.as_str()) {
+        return Outcome::Reject;
+    }
+    let quoted = prev_char(ctx).is_some_and(|c| "\"'`“‘".contains(c));
+    if quoted && s.len() >= 4 && s.chars().any(|c| c.is_alphanumeric()) {
+        return Outcome::Neutral;
     }
     if filter::is_version_or_number(s) && s.len() < 6 {
         return Outcome::Reject;
