@@ -237,6 +237,8 @@ pub(super) struct MatchCtx<'a> {
     pub key: Option<&'a str>,
     pub before: &'a str,
     pub after: &'a str,
+    /// The rule's keywords (vendor names for vendor-keyed rules).
+    pub keywords: &'a [String],
 }
 
 impl Rule {
@@ -277,6 +279,7 @@ impl Rule {
                 key,
                 before: str_before(text, span.start, 48),
                 after: str_after(text, span.end, 48),
+                keywords: &self.keywords,
             };
             if let Some(c) = self.accept(&ctx) {
                 out.push(RawMatch {

@@ -353,12 +353,15 @@ fn key_strength(key: &str) -> u8 {
     }
     let joined = words.concat();
     let password_like = ["password", "passwd", "passphrase", "pwd", "passwort", "pass"];
+    if last == "secret" {
+        return 2;
+    }
     if words.iter().any(|w| password_like.contains(&w.as_str())) || joined.contains("password") {
         return 2;
     }
     let secret_like = [
         "secret", "token", "apikey", "api", "key", "credential", "credentials", "auth", "bearer",
-        "private", "access", "license", "licence", "pat", "session", "cookie", "signature", "salt",
+        "private", "access", "license", "licence", "pat", "session", "cookie", "salt",
         "hmac", "seed", "sid", "passcode", "pin",
     ];
     if words.iter().any(|w| secret_like.contains(&w.as_str()))
@@ -379,7 +382,7 @@ fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
         return Outcome::Reject;
     }
-    if names_a_secret(s) {
+    if ctx.key.is_some_and(|k| restates_name(k, s)) || ends_with_version(s) {
         return Outcome::Reject;
     }
     if strength == 2 {
@@ -418,21 +421,45 @@ const COMMON_PASSWORD_WORDS: &[&str] = &[
     "user", "secure", "encrypted", "generated", "rotated", "revoked", "sensitive", "blank",
 ];
 
-/// A value that is itself a name: `chain_Anvil2_Key`, `id-Gost28147-89-None-KeyMeshing`.
-fn names_a_secret(s: &str) -> bool {
-    let lower = s.to_ascii_lowercase();
-    let c = filter::classes(s);
-    ["password", "passwd", "token", "secret", "key", "credential"]
-        .iter()
-        .any(|w| lower.contains(w))
-        && c.digit * 5 < s.len()
-        && !s.contains('!')
+/// A value that restates its own name (`KeyMeshing = "id-Gost-KeyMeshing"`).
+fn restates_name(key: &str, value: &str) -> bool {
+    let norm = |s: &str| -> String { s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect() };
+    let (k, v) = (norm(key), norm(value));
+    v.len() >= 6 && (k.contains(&v) || v.contains(&k))
+}
+
+/// A value ending in a version number (`jjwt-jackson-0.11.2`).
+fn ends_with_version(s: &str) -> bool {
+    let tail = s.rsplit(['-', '_', ':', '@']).next().unwrap_or("");
+    let t = tail.trim_start_matches(['v', 'V']);
+    tail.len() < s.len() && t.contains('.') && t.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Whether one of `vendors` starts a word of `key` (or a run of whole words), so `sumObj` and
+/// `rookTable` do not count as `sumo` and `okta`.
+fn vendor_aligned(key: &str, vendors: &[String]) -> bool {
+    let words = key_words(key);
+    (0..words.len()).any(|i| {
+        let mut joined = String::new();
+        let mut bounds = Vec::new();
+        for w in &words[i..] {
+            joined.push_str(w);
+            bounds.push(joined.len());
+        }
+        vendors.iter().any(|v| {
+            let v = v.to_ascii_lowercase();
+            joined.starts_with(&v) && (v.len() <= words[i].len() || bounds.contains(&v.len()))
+        })
+    })
 }
 
 /// A value next to a vendor's name (`cloudflare: "..."`): must look generated.
 fn vendor_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let s = ctx.secret;
     if let Some(key) = ctx.key {
+        if !vendor_aligned(key, ctx.keywords) {
+            return Outcome::Reject;
+        }
         let words = key_words(key);
         let non_secret = ["url", "uri", "path", "file", "dir", "name", "version", "region", "endpoint", "host", "domain", "email", "user", "username", "org", "project"];
         if words.last().is_some_and(|w| non_secret.contains(&w.as_str())) {
@@ -470,7 +497,9 @@ fn user_pass(s: &str) -> Outcome {
     if value.is_empty()
         || filter::is_reference(value)
         || filter::is_placeholder(value)
-        || filter::is_reference(user)
+        || user.starts_with('$')
+        || user.contains("${")
+        || user.contains("$(")
         || filter::is_path_or_url(value)
     {
         return Outcome::Reject;
@@ -507,8 +536,10 @@ fn password_value(s: &str) -> Outcome {
     if c.digit > 0 && letters > 0 || symbolic && letters > 0 || mixed_case {
         if s.len() >= 6 {
             Outcome::Neutral
-        } else {
+        } else if s.len() >= 5 {
             Outcome::Weak
+        } else {
+            Outcome::Reject
         }
     } else if letters > 0 && s.len() >= 5 {
         Outcome::Weak
