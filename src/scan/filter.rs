@@ -76,7 +76,8 @@ pub(super) fn is_placeholder(s: &str) -> bool {
     {
         return true;
     }
-    if b.first() == Some(&b'$') && b.get(1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'{' || *c == b'(') {
+    let env_var = b.len() > 1 && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    if b.first() == Some(&b'$') && (env_var || b.get(1).is_some_and(|c| *c == b'{' || *c == b'(')) {
         return true;
     }
     dominant_fraction(s) >= 0.8 && s.len() >= 6

@@ -15,13 +15,13 @@ pub(super) fn check(v: Validator, s: &str, d: &[u8]) -> Outcome {
         Validator::ZaId => d.len() == 13 && date_ok(d[2] * 10 + d[3], d[4] * 10 + d[5]) && luhn(d),
         Validator::DeKvnr => de_kvnr(s),
         Validator::Verhoeff => d.len() == 12 && d[0] >= 2 && verhoeff(d),
-        Validator::KrRrn => kr_rrn(d),
+        Validator::KrRrn => return kr_rrn(d),
         Validator::TrTckn => tr_tckn(d),
         Validator::ThTnin => th_tnin(d),
         Validator::Pesel => pesel(d),
         Validator::Npi => npi(d),
-        Validator::EsNif => es_nif(s),
-        Validator::EsNie => es_nie(s),
+        Validator::EsNif => return confirm(es_nif(s)),
+        Validator::EsNie => return confirm(es_nie(s)),
         Validator::DeSteuerId => de_steuer_id(d),
         Validator::ItVat => d.len() == 11 && !all_same(d) && luhn(d),
         Validator::UkNhs => uk_nhs(d),
@@ -43,11 +43,20 @@ pub(super) fn check(v: Validator, s: &str, d: &[u8]) -> Outcome {
         Validator::Dea => dea(s),
         _ => false,
     };
-    confirm(ok && !all_same(d))
+    confirm(ok && !low_variety(d))
 }
 
 fn all_same(d: &[u8]) -> bool {
     d.len() > 1 && d.iter().all(|&x| x == d[0])
+}
+
+/// At most two distinct digits (`1111111112`, `0000000001`): test data, not an identifier.
+fn low_variety(d: &[u8]) -> bool {
+    let mut seen = [false; 10];
+    for &x in d {
+        seen[usize::from(x.min(9))] = true;
+    }
+    d.len() > 4 && seen.iter().filter(|&&s| s).count() <= 2
 }
 
 /// Sum of `d[i] * w[i]` over the weights' length, if `d` is long enough.
@@ -56,7 +65,13 @@ fn weighted(d: &[u8], w: &[u32]) -> Option<u32> {
 }
 
 fn date_ok(month: u8, day: u8) -> bool {
-    (1..=12).contains(&month) && (1..=31).contains(&day)
+    let days = match month {
+        2 => 29,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
 }
 
 /// ISO 7064 MOD 11,10 check digit over `d`.
@@ -150,16 +165,20 @@ fn verhoeff(d: &[u8]) -> bool {
     c == 0
 }
 
-fn kr_rrn(d: &[u8]) -> bool {
-    if d.len() != 13 || !date_ok(d[2] * 10 + d[3], d[4] * 10 + d[5]) || !(1..=8).contains(&d[6]) {
-        return false;
+/// Korean RRN/FRN: date and gender digit are required; the check digit (dropped for numbers
+/// issued since October 2020) confirms.
+fn kr_rrn(d: &[u8]) -> Outcome {
+    if d.len() != 13 || !date_ok(d[2] * 10 + d[3], d[4] * 10 + d[5]) || !(1..=8).contains(&d[6]) || low_variety(d) {
+        return Outcome::Reject;
     }
     let w = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5];
-    let Some(sum) = weighted(d, &w) else {
-        return false;
-    };
+    let sum = weighted(d, &w).unwrap_or(0);
     let check = u32::from(d[12]);
-    (11 - sum % 11) % 10 == check || (d[6] >= 5 && (13 - sum % 11) % 10 == check)
+    if (11 - sum % 11) % 10 == check || (d[6] >= 5 && (13 - sum % 11) % 10 == check) {
+        Outcome::Confirmed
+    } else {
+        Outcome::Weak
+    }
 }
 
 fn tr_tckn(d: &[u8]) -> bool {
@@ -235,8 +254,7 @@ fn de_steuer_id(d: &[u8]) -> bool {
     for &x in &d[..10] {
         counts[usize::from(x)] += 1;
     }
-    let repeated: Vec<u8> = counts.iter().copied().filter(|&c| c > 1).collect();
-    repeated.len() == 1 && (2..=3).contains(&repeated[0]) && iso7064_mod11_10(&d[..10]) == d[10]
+    counts.iter().all(|&c| c <= 3) && iso7064_mod11_10(&d[..10]) == d[10]
 }
 
 fn uk_nhs(d: &[u8]) -> bool {

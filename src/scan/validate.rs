@@ -382,7 +382,7 @@ fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
         return Outcome::Reject;
     }
-    if ctx.key.is_some_and(|k| restates_name(k, s)) || ends_with_version(s) {
+    if ctx.key.is_some_and(|k| restates_name(k, s)) || ends_with_version(s) || constant_name(s) {
         return Outcome::Reject;
     }
     if strength == 2 {
@@ -425,7 +425,14 @@ const COMMON_PASSWORD_WORDS: &[&str] = &[
 fn restates_name(key: &str, value: &str) -> bool {
     let norm = |s: &str| -> String { s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect() };
     let (k, v) = (norm(key), norm(value));
-    v.len() >= 6 && (k.contains(&v) || v.contains(&k))
+    v.len() >= 6 && k.contains(&v)
+}
+
+/// A CONSTANT_CASE name made of secret words (`ACCESS_TOKEN`, `API_KEY`).
+fn constant_name(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    s.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        && ["token", "key", "secret", "password", "pass", "credential"].iter().any(|w| lower.contains(w))
 }
 
 /// A value ending in a version number (`jjwt-jackson-0.11.2`).
@@ -447,7 +454,7 @@ fn vendor_aligned(key: &str, vendors: &[String]) -> bool {
             bounds.push(joined.len());
         }
         vendors.iter().any(|v| {
-            let v = v.to_ascii_lowercase();
+            let v: String = v.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect();
             joined.starts_with(&v) && (v.len() <= words[i].len() || bounds.contains(&v.len()))
         })
     })
@@ -654,7 +661,7 @@ fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
         return Outcome::Reject;
     }
     if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-' || c == '+')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '/')
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '-')
     {
         return Outcome::Reject;
     }
