@@ -175,6 +175,24 @@ pub(super) fn is_path_or_url(s: &str) -> bool {
             && !s.contains("//"))
 }
 
+/// Whether a match continues a longer run of groups: digits joined to it by a single space,
+/// dash, dot, colon or slash before it, or an IBAN-style four-character group before it.
+pub(super) fn embedded_in_digit_run(before: &str, after: &str) -> bool {
+    let b = before.as_bytes();
+    let a = after.as_bytes();
+    let joiner = |c: u8| matches!(c, b' ' | b'-' | b'.' | b':' | b'/');
+    let _ = after;
+    if b.len() >= 2 && joiner(b[b.len() - 1]) && b[b.len() - 2].is_ascii_digit() {
+        return true;
+    }
+    // An IBAN-style group before it: `AL47 212A ` + the digits.
+    let prev_token = before.trim_end_matches(' ').rsplit(' ').next().unwrap_or("");
+    before.ends_with(' ')
+        && prev_token.len() == 4
+        && prev_token.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && prev_token.bytes().any(|c| c.is_ascii_digit())
+}
+
 /// A UUID such as `1b4e28ba-2fa1-11d2-883f-0016d3cca427`.
 pub(super) fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();

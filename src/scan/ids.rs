@@ -6,19 +6,19 @@
 
 use super::validate::{confirm, luhn, Outcome, Validator};
 
-pub(super) fn check(v: Validator, s: &str, d: &[u8]) -> Outcome {
+pub(super) fn check(v: Validator, s: &str, d: &[u8], before: &str) -> Outcome {
     let ok = match v {
         Validator::FiHetu => fi_hetu(s),
         Validator::DeVat => d.len() == 9 && iso7064_mod11_10(&d[..8]) == d[8],
         Validator::SePersonnummer => se_personnummer(d),
         Validator::SeOrgnr => d.len() == 10 && d[2] >= 2 && luhn(d),
         Validator::ZaId => d.len() == 13 && date_ok(d[2] * 10 + d[3], d[4] * 10 + d[5]) && luhn(d),
-        Validator::DeKvnr => de_kvnr(s),
+        Validator::DeKvnr => return confirm(de_kvnr(s)),
         Validator::Verhoeff => d.len() == 12 && d[0] >= 2 && verhoeff(d),
         Validator::KrRrn => return kr_rrn(d),
         Validator::TrTckn => tr_tckn(d),
         Validator::ThTnin => th_tnin(d),
-        Validator::Pesel => pesel(d),
+        Validator::Pesel => return confirm(pesel(d)),
         Validator::Npi => npi(d),
         Validator::EsNif => return confirm(es_nif(s)),
         Validator::EsNie => return confirm(es_nie(s)),
@@ -39,7 +39,7 @@ pub(super) fn check(v: Validator, s: &str, d: &[u8]) -> Outcome {
         }
         Validator::LuhnId => luhn(d),
         Validator::UkNino => uk_nino(s),
-        Validator::DePlz => d.len() == 5 && !s.ends_with("000") && s != "99999",
+        Validator::DePlz => return de_plz(s, before),
         Validator::Dea => dea(s),
         _ => false,
     };
@@ -365,7 +365,8 @@ fn de_rvnr(s: &str) -> bool {
         return false;
     }
     let n = |i: usize| b[i] - b'0';
-    if !date_ok(n(4) * 10 + n(5), n(2) * 10 + n(3)) {
+    let day = n(2) * 10 + n(3);
+    if !date_ok(n(4) * 10 + n(5), if day > 50 { day - 50 } else { day }) {
         return false;
     }
     let letter = b[8].to_ascii_uppercase() - b'A' + 1;
@@ -382,6 +383,22 @@ fn de_rvnr(s: &str) -> bool {
         })
         .sum();
     sum % 10 == u32::from(b[11] - b'0')
+}
+
+/// German postal code: 01001–99998; a short all-caps word right before it (`HR 12345`,
+/// `SD 20241`) marks a register or US ZIP code instead.
+fn de_plz(s: &str, before: &str) -> Outcome {
+    if s.len() != 5 || s.ends_with("000") || s == "99999" {
+        return Outcome::Reject;
+    }
+    let prev = before.trim_end().rsplit([' ', '\n', '\t']).next().unwrap_or("");
+    if prev.eq_ignore_ascii_case("plz") || prev.eq_ignore_ascii_case("postleitzahl") {
+        return Outcome::Confirmed;
+    }
+    if !prev.is_empty() && prev.len() <= 3 && prev.chars().all(|c| c.is_ascii_uppercase()) {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
 }
 
 fn uk_nino(s: &str) -> bool {

@@ -122,6 +122,8 @@ pub struct Rule {
     pub decodable: bool,
     /// Bytes searched after a keyword hit (long values such as PEM blocks need more).
     pub window: usize,
+    /// The match must not be one group of a longer run of digit groups (an IBAN, a card).
+    pub standalone: bool,
     regex: Regex,
     validator: Option<Validator>,
     allowlist: Vec<String>,
@@ -158,6 +160,8 @@ struct RuleSpec {
     default_enabled: Option<bool>,
     decodable: Option<bool>,
     window: Option<usize>,
+    #[serde(default)]
+    standalone: bool,
 }
 
 pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
@@ -209,6 +213,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         default_enabled: spec.default_enabled.unwrap_or(true),
         decodable: spec.decodable.unwrap_or(true),
         window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
+        standalone: spec.standalone,
         regex,
         validator,
         allowlist: spec
@@ -304,6 +309,9 @@ impl Rule {
             if filter::shannon_entropy(ctx.secret) < min {
                 return None;
             }
+        }
+        if self.standalone && filter::embedded_in_digit_run(ctx.before, ctx.after) {
+            return None;
         }
         let mut confidence = self.confidence;
         if let Some(v) = self.validator {

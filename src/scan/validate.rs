@@ -120,7 +120,7 @@ pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
                 Outcome::Neutral
             }
         }
-        other => ids::check(other, s, &digits()),
+        other => ids::check(other, s, &digits(), ctx.before),
     }
 }
 
@@ -164,6 +164,11 @@ fn card(d: &[u8]) -> Outcome {
 
 /// IBAN: country length table and ISO 7064 mod-97.
 fn iban(s: &str) -> bool {
+    iban_exact(s)
+        || s.rsplit_once(' ').is_some_and(|(head, tail)| tail.len() < 4 && iban_exact(head))
+}
+
+fn iban_exact(s: &str) -> bool {
     let compact: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     if compact.len() < 15 || !compact[..2].iter().all(u8::is_ascii_uppercase) {
         return false;
