@@ -43,7 +43,7 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
             report.push(at, format!("stored request of compaction \"{id}\" differs from its receipt"));
         }
         if report_sha256 != f.latest_report {
-            report.push(at, format!("current report of compaction \"{id}\" differs from its receipts"));
+            report.push(Some(f.latest_report_seq), format!("current report of compaction \"{id}\" differs from its receipts"));
         }
         let (expected, blame) = match &f.decision {
             Some((seq, action)) if action == "release" => ("released", Some(*seq)),
@@ -87,7 +87,7 @@ fn reports(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<()
     for (id, f) in &facts.compactions {
         if latest.get(id) != Some(&f.latest_report) {
             let msg = format!("latest stored report of compaction \"{id}\" differs from its receipts");
-            report.push(Some(f.verdict_seq), msg);
+            report.push(Some(f.latest_report_seq), msg);
         }
     }
     Ok(())

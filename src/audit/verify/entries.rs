@@ -35,6 +35,8 @@ pub(super) struct CompactionFacts {
     pub request_sha256: String,
     pub verdict: String,
     pub latest_report: String,
+    /// The receipt that set `latest_report`.
+    pub latest_report_seq: u64,
     /// `(seq, action)` of the decision receipt.
     pub decision: Option<(u64, String)>,
 }
@@ -76,6 +78,7 @@ struct Raw {
     leaf: String,
     signature: Option<String>,
     key_id: Option<String>,
+    created_at: String,
 }
 
 struct Checked {
@@ -157,7 +160,7 @@ fn read_chunk(store: &Store, after: i64) -> Result<Vec<Raw>, StoreError> {
         .conn()
         .prepare_cached(
             "SELECT seq, kind, compaction_id, receipt_json, receipt_sha256, prev_hash, leaf_hash,
-                    signature, key_id
+                    signature, key_id, created_at
              FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2",
         )
         .map_err(err)?;
@@ -173,6 +176,7 @@ fn read_chunk(store: &Store, after: i64) -> Result<Vec<Raw>, StoreError> {
                 leaf: r.get(6)?,
                 signature: r.get(7)?,
                 key_id: r.get(8)?,
+                created_at: r.get(9)?,
             })
         })
         .map_err(err)?;
@@ -236,6 +240,9 @@ fn check_one(raw: &Raw, keys: &Keys) -> Checked {
         let kind = field("kind").and_then(ReceiptKind::parse);
         if field("kind") != Some(raw.kind.as_str()) || kind.is_none() {
             problems.push(format!("kind column \"{}\" differs from the receipt", raw.kind));
+        }
+        if field("time") != Some(raw.created_at.as_str()) {
+            problems.push("time column differs from the receipt".into());
         }
         if field("compaction_id") != raw.compaction_id.as_deref() {
             problems.push("compaction column differs from the receipt".into());
@@ -312,12 +319,16 @@ fn collect(facts: &mut Facts, seq: u64, v: &Value, keys: &Keys) -> Option<String
                 request_sha256: s("request_sha256"),
                 verdict: s("verdict"),
                 latest_report: s("report_sha256"),
+                latest_report_seq: seq,
                 decision: None,
             };
             facts.compactions.insert(id, f);
         }
         ReceiptKind::Rerun => match facts.compactions.get_mut(&id) {
-            Some(c) => c.latest_report = s("report_sha256"),
+            Some(c) => {
+                c.latest_report = s("report_sha256");
+                c.latest_report_seq = seq;
+            }
             None => return Some(format!("rerun of compaction \"{id}\" that has no verdict")),
         },
         ReceiptKind::Reviewer => {
