@@ -11,6 +11,7 @@
 
 pub mod commands;
 pub mod export;
+pub mod flat;
 pub mod keys;
 pub(crate) mod log;
 pub mod merkle;

@@ -149,8 +149,9 @@ impl Store {
         }
         .map_err(StoreError::sql("opening the store"))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(StoreError::sql("setting the busy timeout"))?;
-        conn.execute_batch("PRAGMA foreign_keys = ON")
-            .map_err(StoreError::sql("enabling foreign keys"))?;
+        // 64 MiB of page cache: the digest indexes are random-access and outgrow the default.
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536")
+            .map_err(StoreError::sql("configuring the connection"))?;
         if mode == Mode::ReadWrite {
             let journal: String = conn
                 .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))

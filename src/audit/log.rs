@@ -9,6 +9,7 @@
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use rusqlite::{params, Connection, OptionalExtension};
+use sha2::Digest as _;
 
 use super::keys::NamedKey;
 use super::merkle::{leaf_hash, Frontier, Hash};
@@ -74,7 +75,7 @@ impl LogWriter {
     ) -> Result<Appended, StoreError> {
         let seq = self.next_seq;
         let body = receipt.body(seq, &self.prev, &self.time).map_err(StoreError::Canonical)?;
-        let receipt_sha256 = crate::json::sha256_hex(body.as_bytes());
+        let receipt_sha256 = hex(&sha2::Sha256::digest(body.as_bytes()));
         let leaf = leaf_hash(body.as_bytes());
         let signature = signer.map(|k| B64.encode(k.sign(body.as_bytes()).to_bytes()));
         conn.prepare_cached(

@@ -89,6 +89,20 @@ impl fmt::Display for VerifyReport {
 /// Verifies the whole store; `exported` is a checkpoint note kept outside the store, which the
 /// stored log must extend (same root at that size).
 pub fn verify(store: &Store, exported: Option<&str>) -> Result<VerifyReport, StoreError> {
+    // One read transaction: a writer committing meanwhile cannot make the tables and the log
+    // look inconsistent to us.
+    store
+        .conn()
+        .execute_batch("BEGIN DEFERRED")
+        .map_err(StoreError::sql("starting a read transaction"))?;
+    let result = verify_snapshot(store, exported);
+    let ended = store.conn().execute_batch("COMMIT");
+    let report = result?;
+    ended.map_err(StoreError::sql("ending the read transaction"))?;
+    Ok(report)
+}
+
+fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport, StoreError> {
     let mut report = VerifyReport::default();
     let stored = stored_checkpoints(store)?;
     let mut exported_cp = None;

@@ -11,7 +11,8 @@ use super::{Store, StoreError};
 use crate::audit::keys::NamedKey;
 use crate::audit::log::LogWriter;
 use crate::audit::{Receipt, ReceiptKind};
-use crate::json::sha256_hex;
+use crate::audit::hex;
+use sha2::{Digest, Sha256};
 
 /// One report run on a compaction, as the engine produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +142,7 @@ impl Store {
 }
 
 fn check_digest(what: &'static str, claimed: &str, text: &str) -> Result<(), StoreError> {
-    let actual = sha256_hex(text.as_bytes());
+    let actual = hex(&Sha256::digest(text.as_bytes()));
     if actual == claimed {
         Ok(())
     } else {

@@ -9,7 +9,9 @@ use std::collections::{BTreeSet, HashMap};
 use super::entries::Facts;
 use super::VerifyReport;
 use crate::audit::ReceiptKind;
-use crate::json::sha256_hex;
+use sha2::{Digest, Sha256};
+
+use crate::audit::hex;
 use crate::store::{Store, StoreError};
 
 pub(super) fn tables(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
@@ -17,6 +19,10 @@ pub(super) fn tables(store: &Store, facts: &Facts, report: &mut VerifyReport) ->
     reports(store, facts, report)?;
     signed_rows(store, facts, report)?;
     reviewers(store, facts, report)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
@@ -32,14 +38,14 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         let status: String = row.get(1).map_err(err)?;
         let request_sha256: String = row.get(2).map_err(err)?;
         let report_sha256: String = row.get(3).map_err(err)?;
-        let request_json: String = row.get(4).map_err(err)?;
+        let request_json = row.get_ref(4).map_err(err)?.as_bytes().map_err(|e| err(e.into()))?;
         let Some(f) = facts.compactions.get(&id) else {
             report.push(None, format!("compaction \"{id}\" has no verdict receipt in the log"));
             continue;
         };
         seen.insert(id.clone());
         let at = Some(f.verdict_seq);
-        if request_sha256 != f.request_sha256 || sha256_hex(request_json.as_bytes()) != f.request_sha256 {
+        if request_sha256 != f.request_sha256 || sha256_hex(request_json) != f.request_sha256 {
             report.push(at, format!("stored request of compaction \"{id}\" differs from its receipt"));
         }
         if report_sha256 != f.latest_report {

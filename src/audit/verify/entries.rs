@@ -9,12 +9,15 @@ use base64::Engine as _;
 use ed25519_dalek::VerifyingKey;
 use rusqlite::params;
 
-use super::super::hex;
+use sha2::{Digest, Sha256};
+
+use super::super::flat::{self, Flat, FlatReceipt};
 use super::super::keys::{key_id, to_verifying, verify_b64};
+use super::super::unhex32;
 use super::super::merkle::{leaf_hash, Frontier, Hash};
-use super::super::receipt::{ReceiptKind, GENESIS_PREV, RECEIPT_SCHEMA};
+use super::super::receipt::{ReceiptKind, RECEIPT_SCHEMA};
 use super::{remember, VerifyReport};
-use crate::json::{self, Limits, Value};
+use crate::json::{self, Limits};
 use crate::store::{Store, StoreError};
 
 const CHUNK: i64 = 16_384;
@@ -81,11 +84,11 @@ struct Raw {
     created_at: String,
 }
 
-struct Checked {
-    sha: String,
+struct Checked<'a> {
+    sha: Hash,
     leaf: Hash,
     problems: Vec<String>,
-    body: Option<Value>,
+    body: Option<FlatReceipt<'a>>,
     signed: bool,
 }
 
@@ -110,7 +113,7 @@ pub(super) fn walk(
         facts: Facts::default(),
     };
     remember(&w.frontier, &wanted, &mut w.roots);
-    let mut prev_sha = GENESIS_PREV.to_owned();
+    let mut prev_sha = [0u8; 32];
     let mut after = 0i64;
     loop {
         let raws = read_chunk(store, after)?;
@@ -126,17 +129,17 @@ pub(super) fn walk(
             for p in c.problems {
                 report.push(Some(raw.seq), p);
             }
-            if raw.prev != prev_sha {
+            if unhex32(&raw.prev) != Some(prev_sha) {
                 let msg = "chain broken: previous-hash column does not match the previous receipt";
                 report.push(Some(raw.seq), msg.into());
             }
             if let Some(body) = &c.body {
-                if body.get("seq").and_then(Value::as_i64) != Some(raw.seq as i64) {
+                if body.int("seq") != Some(raw.seq as i64) {
                     let msg = "receipt's own seq does not match its position";
                     report.push(Some(raw.seq), msg.into());
                 }
-                let named = body.get("prev_receipt_sha256").and_then(Value::as_str);
-                if named != Some(prev_sha.as_str()) {
+                let named = body.str("prev_receipt_sha256").and_then(unhex32);
+                if named != Some(prev_sha) {
                     let msg = "chain broken: receipt does not name the previous receipt's hash";
                     report.push(Some(raw.seq), msg.into());
                 }
@@ -183,7 +186,7 @@ fn read_chunk(store: &Store, after: i64) -> Result<Vec<Raw>, StoreError> {
     rows.collect::<Result<_, _>>().map_err(err)
 }
 
-fn check_parallel(raws: &[Raw], keys: &Keys, threads: usize) -> Vec<Checked> {
+fn check_parallel<'a>(raws: &'a [Raw], keys: &Keys, threads: usize) -> Vec<Checked<'a>> {
     let per = raws.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
         let handles: Vec<_> = raws
@@ -195,7 +198,7 @@ fn check_parallel(raws: &[Raw], keys: &Keys, threads: usize) -> Vec<Checked> {
             // A panicking checker is itself a verification failure, never a pass.
             out.extend(h.join().unwrap_or_else(|_| {
                 let failed = || Checked {
-                    sha: String::new(),
+                    sha: [0; 32],
                     leaf: [0; 32],
                     problems: vec!["internal error while checking this entry".into()],
                     body: None,
@@ -209,47 +212,52 @@ fn check_parallel(raws: &[Raw], keys: &Keys, threads: usize) -> Vec<Checked> {
 }
 
 /// Everything about one entry that does not depend on its neighbours.
-fn check_one(raw: &Raw, keys: &Keys) -> Checked {
+fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
     let bytes = raw.json.as_bytes();
-    let sha = json::sha256_hex(bytes);
+    let sha: Hash = Sha256::digest(bytes).into();
     let leaf = leaf_hash(bytes);
     let mut problems = Vec::new();
-    if sha != raw.sha {
+    if unhex32(&raw.sha) != Some(sha) {
         problems.push("receipt hash does not match the receipt's bytes".to_owned());
     }
-    if hex(&leaf) != raw.leaf {
+    if unhex32(&raw.leaf) != Some(leaf) {
         problems.push("leaf hash does not match the receipt's bytes".to_owned());
     }
-    let limits = Limits { max_bytes: 1 << 20, max_depth: 8 };
-    let body = match json::parse(bytes, &limits) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            problems.push(format!("receipt is not valid JSON: {e}"));
-            None
-        }
-    };
+    let body = flat::read(&raw.json);
+    if body.is_none() {
+        // Say precisely what is wrong, using the full parser.
+        let limits = Limits { max_bytes: 1 << 20, max_depth: 8 };
+        problems.push(match json::parse(bytes, &limits) {
+            Err(e) => format!("receipt is not valid JSON: {e}"),
+            Ok(v) if json::canonical(&v).ok().as_deref() != Some(raw.json.as_str()) => {
+                "receipt is not in canonical form".into()
+            }
+            Ok(_) => "receipt is not a flat object of the receipt schema".into(),
+        });
+    }
     let mut signed = false;
     if let Some(v) = &body {
-        if json::canonical(v).ok().as_deref() != Some(raw.json.as_str()) {
-            problems.push("receipt is not in canonical form".into());
-        }
-        let field = |k: &str| v.get(k).and_then(Value::as_str);
-        if field("schema") != Some(RECEIPT_SCHEMA) {
+        if v.str("schema") != Some(RECEIPT_SCHEMA) {
             problems.push(format!("receipt schema is not \"{RECEIPT_SCHEMA}\""));
         }
-        let kind = field("kind").and_then(ReceiptKind::parse);
-        if field("kind") != Some(raw.kind.as_str()) || kind.is_none() {
+        let kind = v.str("kind").and_then(ReceiptKind::parse);
+        if v.str("kind") != Some(raw.kind.as_str()) || kind.is_none() {
             problems.push(format!("kind column \"{}\" differs from the receipt", raw.kind));
         }
-        if field("time") != Some(raw.created_at.as_str()) {
+        if v.str("time") != Some(raw.created_at.as_str()) {
             problems.push("time column differs from the receipt".into());
         }
-        if field("compaction_id") != raw.compaction_id.as_deref() {
+        let named = match v.get("compaction_id") {
+            Some(Flat::Null) => None,
+            Some(Flat::Str(s)) => Some(s.as_ref()),
+            _ => Some(""),
+        };
+        if named != raw.compaction_id.as_deref() {
             problems.push("compaction column differs from the receipt".into());
         }
         match kind {
             Some(k) if k.is_signed() => {
-                let claimed = field("reviewer_key_id");
+                let claimed = v.str("reviewer_key_id");
                 if claimed.is_none() || claimed != raw.key_id.as_deref() {
                     problems.push("key id column differs from the receipt's reviewer key".into());
                 }
@@ -290,24 +298,24 @@ fn registered_keys(store: &Store) -> Result<Keys, StoreError> {
         .map_err(err)?;
     let mut keys = Keys::new();
     for (seq, text) in rows {
-        let Ok(v) = json::parse(text.as_bytes(), &Limits::default()) else { continue };
+        let Some(v) = flat::read(&text) else { continue };
         let Some((id, key)) = reviewer_key(&v) else { continue };
         keys.entry(id).or_insert((key, seq.max(0) as u64));
     }
     Ok(keys)
 }
 
-fn reviewer_key(v: &Value) -> Option<(String, VerifyingKey)> {
-    let raw = B64.decode(v.get("public_key")?.as_str()?).ok()?;
+fn reviewer_key(v: &FlatReceipt<'_>) -> Option<(String, VerifyingKey)> {
+    let raw = B64.decode(v.str("public_key")?).ok()?;
     let key = to_verifying(&raw)?;
-    let id = v.get("reviewer_key_id")?.as_str()?;
+    let id = v.str("reviewer_key_id")?;
     (key_id(&key) == id).then(|| (id.to_owned(), key))
 }
 
 /// Records what receipt `seq` says; returns a problem when it contradicts earlier receipts.
-fn collect(facts: &mut Facts, seq: u64, v: &Value, keys: &Keys) -> Option<String> {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    let kind = v.get("kind").and_then(Value::as_str).and_then(ReceiptKind::parse)?;
+fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Option<String> {
+    let s = |k: &str| v.str(k).unwrap_or("").to_owned();
+    let kind = v.str("kind").and_then(ReceiptKind::parse)?;
     let id = s("compaction_id");
     match kind {
         ReceiptKind::Verdict => {
@@ -366,7 +374,7 @@ fn collect(facts: &mut Facts, seq: u64, v: &Value, keys: &Keys) -> Option<String
                 report_sha256: s("report_sha256"),
                 reason: s("reason"),
                 action: s("decision"),
-                finding_index: v.get("finding_index").and_then(Value::as_i64),
+                finding_index: v.int("finding_index"),
             };
             facts.signed.insert(seq, f);
         }
