@@ -1,0 +1,242 @@
+//! `cq audit verify`: recompute every receipt hash, leaf hash, chain link, signature and Merkle
+//! root from the stored bytes, check every stored checkpoint (and optionally one exported
+//! earlier and kept elsewhere), and check that the store's tables say what the receipts say.
+//!
+//! Nothing stored is trusted: not the hash columns, not the cached frontier, not the reviewer
+//! table (reviewer keys come from the log's own registration receipts). Every problem names
+//! the entry it was found at; [`VerifyReport::first_bad`] is the earliest one.
+
+mod crosscheck;
+mod entries;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rusqlite::params;
+
+use super::merkle::{Frontier, Hash};
+use super::note::Checkpoint;
+use super::{hex, unhex32};
+use crate::store::{Store, StoreError};
+
+/// One thing that does not check out, at audit entry `seq` when it can be pinned to one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub seq: Option<u64>,
+    pub message: String,
+}
+
+/// What `verify` checked and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub entries: u64,
+    pub signatures: u64,
+    pub checkpoints: u64,
+    /// The Merkle root over all entries, hex.
+    pub root: String,
+    /// The size of the exported checkpoint that was checked, if one was given.
+    pub exported_size: Option<u64>,
+    /// Sorted by entry; problems not tied to an entry come last.
+    pub problems: Vec<Problem>,
+}
+
+impl VerifyReport {
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The earliest entry with a problem.
+    pub fn first_bad(&self) -> Option<u64> {
+        self.problems.iter().filter_map(|p| p.seq).min()
+    }
+
+    fn push(&mut self, seq: Option<u64>, message: String) {
+        self.problems.push(Problem { seq, message });
+    }
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_ok() {
+            write!(
+                f,
+                "audit log ok: {} entries, {} signatures, {} checkpoints, root {}",
+                self.entries, self.signatures, self.checkpoints, self.root
+            )?;
+            if let Some(size) = self.exported_size {
+                write!(f, "; consistent with the exported checkpoint at size {size}")?;
+            }
+            return Ok(());
+        }
+        match self.first_bad() {
+            Some(seq) => writeln!(f, "audit log TAMPERED: first bad entry is \"{seq}\"")?,
+            None => writeln!(f, "audit log TAMPERED")?,
+        }
+        const SHOWN: usize = 20;
+        for p in self.problems.iter().take(SHOWN) {
+            match p.seq {
+                Some(seq) => writeln!(f, "  entry {seq}: {}", p.message)?,
+                None => writeln!(f, "  {}", p.message)?,
+            }
+        }
+        if self.problems.len() > SHOWN {
+            writeln!(f, "  … and {} more", self.problems.len() - SHOWN)?;
+        }
+        Ok(())
+    }
+}
+
+/// Verifies the whole store; `exported` is a checkpoint note kept outside the store, which the
+/// stored log must extend (same root at that size).
+pub fn verify(store: &Store, exported: Option<&str>) -> Result<VerifyReport, StoreError> {
+    // One read transaction: a writer committing meanwhile cannot make the tables and the log
+    // look inconsistent to us.
+    store
+        .conn()
+        .execute_batch("BEGIN DEFERRED")
+        .map_err(StoreError::sql("starting a read transaction"))?;
+    let result = verify_snapshot(store, exported);
+    let ended = store.conn().execute_batch("COMMIT");
+    let report = result?;
+    ended.map_err(StoreError::sql("ending the read transaction"))?;
+    Ok(report)
+}
+
+fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport, StoreError> {
+    let mut report = VerifyReport::default();
+    let stored = stored_checkpoints(store)?;
+    let mut exported_cp = None;
+    if let Some(note) = exported {
+        match Checkpoint::open(note, store.origin(), store.public_key()) {
+            Ok(cp) if cp.origin == store.origin() => exported_cp = Some(cp),
+            Ok(cp) => report.push(
+                None,
+                format!("exported checkpoint is for log \"{}\", not \"{}\"", cp.origin, store.origin()),
+            ),
+            Err(e) => report.push(None, format!("exported checkpoint does not verify: {e}")),
+        }
+    }
+    // Tree sizes at which the root must be remembered.
+    let mut wanted: Vec<u64> = stored.iter().map(|c| c.size).collect();
+    wanted.extend(exported_cp.as_ref().map(|c| c.size));
+    let walk = entries::walk(store, &wanted, &mut report)?;
+    report.entries = walk.size;
+    report.signatures = walk.signatures;
+    report.root = hex(&walk.frontier.root());
+
+    // Stored checkpoints, smallest first: each must be signed and match the recomputed root.
+    let entry_problems: Vec<u64> = report.problems.iter().filter_map(|p| p.seq).collect();
+    let mut good_sizes: Vec<u64> = Vec::new();
+    for cp in &stored {
+        report.checkpoints += 1;
+        let problem = check_point(store, cp, &walk.roots, walk.size);
+        match problem {
+            None => good_sizes.push(cp.size),
+            Some(msg) => {
+                let seq = blame(cp.size, walk.size, &good_sizes, &entry_problems);
+                report.push(Some(seq), format!("checkpoint {} (size {}): {msg}", cp.id, cp.size));
+            }
+        }
+    }
+    if let Some(cp) = exported_cp {
+        report.exported_size = Some(cp.size);
+        if cp.size > walk.size {
+            report.push(
+                Some(walk.size + 1),
+                format!(
+                    "missing: the exported checkpoint covers {} entries but the store has {}; \
+                     the store was truncated or rolled back",
+                    cp.size, walk.size
+                ),
+            );
+        } else if walk.roots.get(&cp.size) != Some(&cp.root) {
+            let seq = blame(cp.size, walk.size, &good_sizes, &entry_problems);
+            report.push(
+                Some(seq),
+                format!(
+                    "the log does not extend the exported checkpoint: its first {} entries have a \
+                     different root; an entry from \"{seq}\" on was rewritten",
+                    cp.size
+                ),
+            );
+        }
+    }
+    crosscheck::tables(store, &walk.facts, &mut report)?;
+    report.problems.sort_by_key(|p| (p.seq.is_none(), p.seq));
+    Ok(report)
+}
+
+/// A stored checkpoint row.
+struct StoredCheckpoint {
+    id: i64,
+    size: u64,
+    root_hex: String,
+    note: String,
+}
+
+fn stored_checkpoints(store: &Store) -> Result<Vec<StoredCheckpoint>, StoreError> {
+    let err = StoreError::sql("reading checkpoints");
+    let mut st = store
+        .conn()
+        .prepare("SELECT id, tree_size, root_hash, note FROM checkpoints ORDER BY tree_size, id")
+        .map_err(err)?;
+    let rows = st
+        .query_map(params![], |r| {
+            Ok(StoredCheckpoint {
+                id: r.get(0)?,
+                size: r.get::<_, i64>(1)?.max(0) as u64,
+                root_hex: r.get(2)?,
+                note: r.get(3)?,
+            })
+        })
+        .map_err(err)?;
+    rows.collect::<Result<_, _>>().map_err(err)
+}
+
+fn check_point(
+    store: &Store,
+    cp: &StoredCheckpoint,
+    roots: &BTreeMap<u64, Hash>,
+    size: u64,
+) -> Option<String> {
+    let parsed = match Checkpoint::open(&cp.note, store.origin(), store.public_key()) {
+        Ok(parsed) => parsed,
+        Err(e) => return Some(e.to_string()),
+    };
+    if parsed.origin != store.origin() {
+        return Some(format!("origin \"{}\" is not the store's", parsed.origin));
+    }
+    if parsed.size != cp.size || unhex32(&cp.root_hex) != Some(parsed.root) {
+        return Some("its size or root columns differ from its signed note".into());
+    }
+    if cp.size > size {
+        return Some(format!(
+            "covers {} entries but the log has {size}: entries were removed",
+            cp.size
+        ));
+    }
+    match roots.get(&cp.size) {
+        Some(root) if *root == parsed.root => None,
+        _ => Some("the recomputed Merkle root differs from the signed one".into()),
+    }
+}
+
+/// The entry to blame for a root mismatch at `size`: the first entry-level problem after the
+/// largest smaller checkpoint that matched, else the first entry after it (or the first
+/// missing entry if the log is shorter).
+fn blame(size: u64, log_size: u64, good_sizes: &[u64], entry_problems: &[u64]) -> u64 {
+    let from = good_sizes.iter().copied().filter(|s| *s < size).max().unwrap_or(0) + 1;
+    let known = entry_problems.iter().copied().filter(|s| (from..=size).contains(s)).min();
+    match known {
+        Some(seq) => seq,
+        None if size > log_size => log_size + 1,
+        None => from,
+    }
+}
+
+/// Rebuilds a frontier to the root at each wanted size (used by `entries`).
+pub(crate) fn remember(frontier: &Frontier, wanted: &[u64], roots: &mut BTreeMap<u64, Hash>) {
+    if wanted.binary_search(&frontier.size()).is_ok() {
+        roots.insert(frontier.size(), frontier.root());
+    }
+}

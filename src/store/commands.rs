@@ -1,0 +1,1 @@
+//! The `cq list|show|decide|status|reviewers` commands (to be written).

@@ -1,0 +1,327 @@
+//! Reviewer decisions: release or reject a quarantined compaction, with a reason code from the
+//! policy and a note, signed by the reviewer's key and bound to the report digest they saw.
+//!
+//! The rules are checked inside the write transaction, so they hold under concurrency: a
+//! compaction is decided at most once (the loser gets [`DecisionError::AlreadyDecided`]), a
+//! decision on a report that a rerun has since replaced is [`DecisionError::Stale`], and a
+//! release of a two-person class needs approvals from two distinct approver keys on the
+//! current report. A reject is a veto and needs one reviewer.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{Reviewer, Role, Status, Store, StoreError};
+use crate::audit::keys::NamedKey;
+use crate::audit::log::LogWriter;
+use crate::audit::{Receipt, ReceiptKind};
+use crate::json::Value;
+
+/// Release or reject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Release,
+    Reject,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Release => "release",
+            Action::Reject => "reject",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Action> {
+        match text {
+            "release" => Some(Action::Release),
+            "reject" => Some(Action::Reject),
+            _ => None,
+        }
+    }
+
+    fn status(self) -> Status {
+        match self {
+            Action::Release => Status::Released,
+            Action::Reject => Status::Rejected,
+        }
+    }
+}
+
+/// The review rules of the policy in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewRules {
+    /// Reason codes a decision may cite.
+    pub reason_codes: Vec<String>,
+    /// Verdict classes whose release needs two distinct approvers.
+    pub two_person_classes: Vec<String>,
+    /// Whether any secret finding also needs two approvers.
+    pub two_person_for_secrets: bool,
+}
+
+impl ReviewRules {
+    pub fn needs_two(&self, verdict_class: &str, has_secret_finding: bool) -> bool {
+        (has_secret_finding && self.two_person_for_secrets)
+            || self.two_person_classes.iter().any(|c| c == verdict_class)
+    }
+}
+
+/// A reviewer's decision as they made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRequest {
+    pub compaction_id: String,
+    pub action: Action,
+    pub reason: String,
+    pub note: String,
+    /// The report digest the reviewer was looking at.
+    pub seen_report_sha256: String,
+}
+
+/// What a decision did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecisionOutcome {
+    /// The compaction is now released or rejected.
+    Decided { status: Status, receipt_seq: u64 },
+    /// An approval was recorded; `needed - approvals` more are required.
+    Approved { approvals: usize, needed: usize, receipt_seq: u64 },
+}
+
+/// Why a decision was refused; each variant tells the reviewer what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionError {
+    #[error("the store \"{0}\" is open read-only: no decision can be written")]
+    ReadOnly(std::path::PathBuf),
+    #[error("no compaction \"{0}\" in the store")]
+    UnknownCompaction(String),
+    #[error("key \"{key_id}\" is not a registered reviewer: run `cq reviewers add NAME PUBKEY` first")]
+    UnknownReviewer { key_id: String },
+    #[error("reason code \"{code}\" is not in the policy: use one of {allowed}")]
+    UnknownReason { code: String, allowed: String },
+    #[error("compaction \"{id}\" was \"{status}\" by the gate and needs no decision")]
+    NotQuarantined { id: String, status: Status },
+    #[error("compaction \"{id}\" is already decided (\"{status}\" by \"{reviewer}\")")]
+    AlreadyDecided { id: String, status: Status, reviewer: String },
+    #[error("compaction \"{id}\" was rechecked since you looked (report \"{seen}\" is now \"{current}\"): review the new report and decide again")]
+    Stale { id: String, seen: String, current: String },
+    #[error("reviewer \"{reviewer}\" already approved compaction \"{id}\": a second, different approver must release it")]
+    SelfApproval { id: String, reviewer: String },
+    #[error("releasing compaction \"{id}\" needs two approvers and \"{reviewer}\" has the reviewer role: ask an approver, or reject it")]
+    NotApprover { id: String, reviewer: String },
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for DecisionError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::ReadOnly(path) => DecisionError::ReadOnly(path),
+            StoreError::UnknownCompaction(id) => DecisionError::UnknownCompaction(id),
+            other => DecisionError::Store(other),
+        }
+    }
+}
+
+/// The columns of a compaction a decision binds.
+struct Target {
+    status: Status,
+    report_sha256: String,
+    verdict_class: String,
+    has_secret_finding: bool,
+    receipt: Receipt,
+}
+
+impl Store {
+    /// Records `request` signed by `key` under `rules`; see the module docs for the rules.
+    pub fn decide(
+        &self,
+        request: &DecisionRequest,
+        key: &NamedKey,
+        rules: &ReviewRules,
+    ) -> Result<DecisionOutcome, DecisionError> {
+        let id = request.compaction_id.as_str();
+        if !rules.reason_codes.contains(&request.reason) {
+            let allowed: Vec<String> = rules.reason_codes.iter().map(|c| format!("\"{c}\"")).collect();
+            return Err(DecisionError::UnknownReason {
+                code: request.reason.clone(),
+                allowed: allowed.join(", "),
+            });
+        }
+        self.write(|tx, store_key| {
+            let reviewer = known_reviewer(self, key)?;
+            let target = load_target(tx, id)?;
+            let decided: Option<(String, String)> = tx
+                .query_row(
+                    "SELECT action, reviewer FROM decisions WHERE compaction_id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(StoreError::sql("reading the decision"))?;
+            if let Some((action, by)) = decided {
+                let status = Action::parse(&action).map_or(target.status, Action::status);
+                return Err(DecisionError::AlreadyDecided { id: id.into(), status, reviewer: by });
+            }
+            if target.status != Status::Quarantined {
+                return Err(DecisionError::NotQuarantined { id: id.into(), status: target.status });
+            }
+            if request.seen_report_sha256 != target.report_sha256 {
+                return Err(DecisionError::Stale {
+                    id: id.into(),
+                    seen: request.seen_report_sha256.clone(),
+                    current: target.report_sha256,
+                });
+            }
+            let mut log = LogWriter::load(tx)?;
+            let signed = |kind| {
+                target
+                    .receipt
+                    .clone()
+                    .with_kind(kind)
+                    .with("reason", request.reason.as_str())
+                    .with("note", request.note.as_str())
+                    .with("reviewer", reviewer.name.as_str())
+                    .with("reviewer_key_id", reviewer.key_id.as_str())
+            };
+            let needs_two = request.action == Action::Release
+                && rules.needs_two(&target.verdict_class, target.has_secret_finding);
+            let mut approvers = Vec::new();
+            if needs_two {
+                if reviewer.role != Role::Approver {
+                    return Err(DecisionError::NotApprover { id: id.into(), reviewer: reviewer.name });
+                }
+                let earlier = self.approvals(id, &target.report_sha256)?;
+                if earlier.iter().any(|a| a.key_id == reviewer.key_id) {
+                    return Err(DecisionError::SelfApproval { id: id.into(), reviewer: reviewer.name });
+                }
+                let approval = log.append(tx, &signed(ReceiptKind::Approval), Some(key))?;
+                tx.execute(
+                    "INSERT INTO approvals (compaction_id, reviewer, key_id, report_sha256, reason,
+                         note, receipt_seq, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        id,
+                        reviewer.name,
+                        reviewer.key_id,
+                        target.report_sha256,
+                        request.reason,
+                        request.note,
+                        approval.seq as i64,
+                        log.time()
+                    ],
+                )
+                .map_err(StoreError::sql("recording an approval"))?;
+                approvers = earlier.into_iter().map(|a| Value::from(a.receipt_seq)).collect();
+                approvers.push(Value::from(approval.seq));
+                if approvers.len() < 2 {
+                    log.finish(tx, Some((store_key, self.origin())))?;
+                    return Ok(DecisionOutcome::Approved {
+                        approvals: approvers.len(),
+                        needed: 2,
+                        receipt_seq: approval.seq,
+                    });
+                }
+            }
+            let receipt = signed(ReceiptKind::Decision)
+                .with("decision", request.action.as_str())
+                .with("approval_receipt_seqs", approvers);
+            let appended = log.append(tx, &receipt, Some(key))?;
+            tx.execute(
+                "INSERT INTO decisions (compaction_id, action, reason, note, reviewer, key_id,
+                     report_sha256, receipt_seq, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    id,
+                    request.action.as_str(),
+                    request.reason,
+                    request.note,
+                    reviewer.name,
+                    reviewer.key_id,
+                    target.report_sha256,
+                    appended.seq as i64,
+                    log.time()
+                ],
+            )
+            .map_err(StoreError::sql("recording a decision"))?;
+            let status = request.action.status();
+            tx.execute("UPDATE compactions SET status = ?2 WHERE id = ?1", params![id, status.as_str()])
+                .map_err(StoreError::sql("updating the status"))?;
+            log.finish(tx, Some((store_key, self.origin())))?;
+            Ok(DecisionOutcome::Decided { status, receipt_seq: appended.seq })
+        })
+    }
+
+    /// Audits that `key`'s reviewer revealed masked secret span `finding_index` of
+    /// compaction `id`. The receipt holds the index, never the value.
+    pub fn record_reveal(
+        &self,
+        id: &str,
+        finding_index: u32,
+        key: &NamedKey,
+    ) -> Result<u64, DecisionError> {
+        self.write(|tx, store_key| {
+            let reviewer = known_reviewer(self, key)?;
+            let target = load_target(tx, id)?;
+            let mut log = LogWriter::load(tx)?;
+            let receipt = target
+                .receipt
+                .with_kind(ReceiptKind::Reveal)
+                .with("finding_index", u64::from(finding_index))
+                .with("reviewer", reviewer.name.as_str())
+                .with("reviewer_key_id", reviewer.key_id.as_str());
+            let appended = log.append(tx, &receipt, Some(key))?;
+            tx.execute(
+                "INSERT INTO reveals (compaction_id, finding_index, reviewer, key_id, receipt_seq,
+                     created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id, finding_index, reviewer.name, reviewer.key_id, appended.seq as i64, log.time()],
+            )
+            .map_err(StoreError::sql("recording a reveal"))?;
+            log.finish(tx, Some((store_key, self.origin())))?;
+            Ok(appended.seq)
+        })
+    }
+}
+
+fn known_reviewer(store: &Store, key: &NamedKey) -> Result<Reviewer, DecisionError> {
+    let key_id = key.key_id();
+    store
+        .reviewer_by_key(&key_id)?
+        .ok_or(DecisionError::UnknownReviewer { key_id })
+}
+
+/// Reads the compaction and the digests its decision receipts bind.
+fn load_target(tx: &Connection, id: &str) -> Result<Target, StoreError> {
+    let row = tx
+        .query_row(
+            "SELECT c.status, c.report_sha256, c.verdict_class, c.has_secret_finding,
+                    c.request_sha256, c.summary_sha256, c.source_population_sha256,
+                    r.policy_sha256, r.verifier_version
+             FROM compactions c
+             JOIN reports r ON r.id = (SELECT MAX(id) FROM reports WHERE compaction_id = c.id)
+             WHERE c.id = ?1",
+            [id],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, bool>(3)?,
+                    [r.get::<_, String>(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?],
+                ))
+            },
+        )
+        .optional()
+        .map_err(StoreError::sql("reading the compaction"))?
+        .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
+    let (status, report_sha256, verdict_class, has_secret_finding, digests) = row;
+    let status = Status::parse(&status)
+        .ok_or_else(|| StoreError::Corrupt(format!("compaction \"{id}\" has status \"{status}\"")))?;
+    let [request, summary, population, policy, verifier] = digests;
+    let receipt = Receipt::new(ReceiptKind::Decision, Some(id))
+        .with("request_sha256", request)
+        .with("summary_sha256", summary)
+        .with("source_population_sha256", population)
+        .with("report_sha256", report_sha256.as_str())
+        .with("policy_sha256", policy)
+        .with("verifier_version", verifier)
+        .with("verdict_class", verdict_class.as_str());
+    Ok(Target { status, report_sha256, verdict_class, has_secret_finding, receipt })
+}

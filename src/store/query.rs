@@ -1,0 +1,372 @@
+//! Reading the store: the paged queue, one compaction with its decision and approvals, its
+//! report history, and the previous compaction of the same task.
+//!
+//! The queue is read one page at a time (`list` with offset and limit, `count` for the
+//! total), every filter and sort backed by an index, so a reviewer can scroll 100,000 items
+//! without the store loading them all.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Row};
+
+use super::{Store, StoreError};
+
+/// Where a compaction stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Quarantined,
+    Released,
+    Rejected,
+    Accepted,
+}
+
+impl Status {
+    pub const ALL: [Status; 4] =
+        [Status::Quarantined, Status::Released, Status::Rejected, Status::Accepted];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Quarantined => "quarantined",
+            Status::Released => "released",
+            Status::Rejected => "rejected",
+            Status::Accepted => "accepted",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One row of the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionSummary {
+    pub id: String,
+    pub tenant_id: String,
+    pub task_id: String,
+    pub status: Status,
+    pub verdict: String,
+    pub outcome: String,
+    pub finding_status: String,
+    pub verdict_class: String,
+    pub has_secret_finding: bool,
+    pub main_reason: String,
+    pub anomaly_count: u32,
+    pub report_sha256: String,
+    pub created_at: String,
+}
+
+/// Everything about one compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    pub summary: CompactionSummary,
+    pub request_sha256: String,
+    pub request_json: String,
+    pub summary_sha256: String,
+    pub source_population_sha256: String,
+    pub decision: Option<Decision>,
+    /// Approvals given on the current report (void ones are not listed).
+    pub approvals: Vec<Approval>,
+}
+
+/// A final release or reject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub action: super::Action,
+    pub reason: String,
+    pub note: String,
+    pub reviewer: String,
+    pub key_id: String,
+    pub report_sha256: String,
+    pub receipt_seq: u64,
+    pub created_at: String,
+}
+
+/// One reviewer's approval towards a two-person release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    pub reviewer: String,
+    pub key_id: String,
+    pub report_sha256: String,
+    pub reason: String,
+    pub note: String,
+    pub receipt_seq: u64,
+    pub created_at: String,
+}
+
+/// One stored report run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportRow {
+    pub id: i64,
+    pub compaction_id: String,
+    pub report_sha256: String,
+    pub report_json: String,
+    pub policy_sha256: String,
+    pub verifier_version: String,
+    pub created_at: String,
+}
+
+/// Which compactions to list; `None` matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListFilter {
+    pub status: Option<Status>,
+    pub tenant_id: Option<String>,
+    pub task_id: Option<String>,
+    pub verdict_class: Option<String>,
+}
+
+/// Queue order. Ties are broken by id, so pages never overlap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    NewestFirst,
+    OldestFirst,
+    MostAnomalies,
+}
+
+const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome, finding_status,
+    verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at";
+
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
+    let status: String = row.get(3)?;
+    Ok(CompactionSummary {
+        id: row.get(0)?,
+        tenant_id: row.get(1)?,
+        task_id: row.get(2)?,
+        status: Status::parse(&status).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, status.into())
+        })?,
+        verdict: row.get(4)?,
+        outcome: row.get(5)?,
+        finding_status: row.get(6)?,
+        verdict_class: row.get(7)?,
+        has_secret_finding: row.get(8)?,
+        main_reason: row.get(9)?,
+        anomaly_count: row.get(10)?,
+        report_sha256: row.get(11)?,
+        created_at: row.get(12)?,
+    })
+}
+
+impl ListFilter {
+    fn where_clause(&self) -> (String, Vec<SqlValue>) {
+        let mut terms = Vec::new();
+        let mut values = Vec::new();
+        let mut add = |column: &str, value: Option<String>| {
+            if let Some(v) = value {
+                values.push(SqlValue::Text(v));
+                terms.push(format!("{column} = ?{}", values.len()));
+            }
+        };
+        add("status", self.status.map(|s| s.as_str().to_owned()));
+        add("tenant_id", self.tenant_id.clone());
+        add("task_id", self.task_id.clone());
+        add("verdict_class", self.verdict_class.clone());
+        if terms.is_empty() {
+            (String::new(), values)
+        } else {
+            (format!("WHERE {}", terms.join(" AND ")), values)
+        }
+    }
+}
+
+impl Store {
+    /// One page of the queue.
+    pub fn list(
+        &self,
+        filter: &ListFilter,
+        sort: SortKey,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Vec<CompactionSummary>, StoreError> {
+        let (clause, mut values) = filter.where_clause();
+        let order = match sort {
+            SortKey::NewestFirst => "created_at DESC, id DESC",
+            SortKey::OldestFirst => "created_at ASC, id ASC",
+            SortKey::MostAnomalies => "anomaly_count DESC, created_at DESC, id DESC",
+        };
+        let n = values.len();
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM compactions {clause} ORDER BY {order} LIMIT ?{} OFFSET ?{}",
+            n + 1,
+            n + 2
+        );
+        values.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+        values.push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
+        let err = StoreError::sql("listing compactions");
+        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
+        let rows = st.query_map(params_from_iter(values), summary_from_row).map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+
+    /// How many compactions match `filter`.
+    pub fn count(&self, filter: &ListFilter) -> Result<u64, StoreError> {
+        let (clause, values) = filter.where_clause();
+        let sql = format!("SELECT COUNT(*) FROM compactions {clause}");
+        let err = StoreError::sql("counting compactions");
+        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
+        st.query_row(params_from_iter(values), |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(err)
+    }
+
+    /// Counts per status, for the queue header.
+    pub fn status_counts(&self) -> Result<Vec<(Status, u64)>, StoreError> {
+        Status::ALL
+            .into_iter()
+            .map(|s| Ok((s, self.count(&ListFilter { status: Some(s), ..ListFilter::default() })?)))
+            .collect()
+    }
+
+    /// One compaction with its decision and current approvals; `None` if unknown.
+    pub fn compaction(&self, id: &str) -> Result<Option<Compaction>, StoreError> {
+        let err = StoreError::sql("reading a compaction");
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS}, request_sha256, request_json, summary_sha256,
+                    source_population_sha256
+             FROM compactions WHERE id = ?1"
+        );
+        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
+        let mut rows = st.query([id]).map_err(err)?;
+        let Some(row) = rows.next().map_err(err)? else {
+            return Ok(None);
+        };
+        let summary = summary_from_row(row).map_err(err)?;
+        let current = summary.report_sha256.clone();
+        let compaction = Compaction {
+            summary,
+            request_sha256: row.get(13).map_err(err)?,
+            request_json: row.get(14).map_err(err)?,
+            summary_sha256: row.get(15).map_err(err)?,
+            source_population_sha256: row.get(16).map_err(err)?,
+            decision: self.decision(id)?,
+            approvals: self.approvals(id, &current)?,
+        };
+        Ok(Some(compaction))
+    }
+
+    /// The decision on `id`, if any.
+    pub fn decision(&self, id: &str) -> Result<Option<Decision>, StoreError> {
+        let err = StoreError::sql("reading a decision");
+        let mut st = self
+            .conn()
+            .prepare_cached(
+                "SELECT action, reason, note, reviewer, key_id, report_sha256, receipt_seq, created_at
+                 FROM decisions WHERE compaction_id = ?1",
+            )
+            .map_err(err)?;
+        let mut rows = st.query([id]).map_err(err)?;
+        let Some(row) = rows.next().map_err(err)? else {
+            return Ok(None);
+        };
+        let action: String = row.get(0).map_err(err)?;
+        let action = super::Action::parse(&action)
+            .ok_or_else(|| StoreError::Corrupt(format!("decision action \"{action}\" is unknown")))?;
+        Ok(Some(Decision {
+            action,
+            reason: row.get(1).map_err(err)?,
+            note: row.get(2).map_err(err)?,
+            reviewer: row.get(3).map_err(err)?,
+            key_id: row.get(4).map_err(err)?,
+            report_sha256: row.get(5).map_err(err)?,
+            receipt_seq: row.get::<_, i64>(6).map_err(err)? as u64,
+            created_at: row.get(7).map_err(err)?,
+        }))
+    }
+
+    /// Approvals on `id` given while the report was `report_sha256`.
+    pub fn approvals(&self, id: &str, report_sha256: &str) -> Result<Vec<Approval>, StoreError> {
+        let err = StoreError::sql("reading approvals");
+        let mut st = self
+            .conn()
+            .prepare_cached(
+                "SELECT reviewer, key_id, report_sha256, reason, note, receipt_seq, created_at
+                 FROM approvals WHERE compaction_id = ?1 AND report_sha256 = ?2 ORDER BY id",
+            )
+            .map_err(err)?;
+        let rows = st
+            .query_map(params![id, report_sha256], |r| {
+                Ok(Approval {
+                    reviewer: r.get(0)?,
+                    key_id: r.get(1)?,
+                    report_sha256: r.get(2)?,
+                    reason: r.get(3)?,
+                    note: r.get(4)?,
+                    receipt_seq: r.get::<_, i64>(5)? as u64,
+                    created_at: r.get(6)?,
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+
+    /// Every report run on `id`, oldest first.
+    pub fn reports(&self, id: &str) -> Result<Vec<ReportRow>, StoreError> {
+        let err = StoreError::sql("reading reports");
+        let mut st = self
+            .conn()
+            .prepare_cached(
+                "SELECT id, compaction_id, report_sha256, report_json, policy_sha256,
+                        verifier_version, created_at
+                 FROM reports WHERE compaction_id = ?1 ORDER BY id",
+            )
+            .map_err(err)?;
+        let rows = st
+            .query_map([id], |r| {
+                Ok(ReportRow {
+                    id: r.get(0)?,
+                    compaction_id: r.get(1)?,
+                    report_sha256: r.get(2)?,
+                    report_json: r.get(3)?,
+                    policy_sha256: r.get(4)?,
+                    verifier_version: r.get(5)?,
+                    created_at: r.get(6)?,
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+
+    /// The compaction of the same tenant and task recorded just before `before_id` (for a
+    /// diff against the previous summary); `None` if there is none.
+    pub fn previous_for_task(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        before_id: &str,
+    ) -> Result<Option<CompactionSummary>, StoreError> {
+        let err = StoreError::sql("reading the previous compaction of a task");
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM compactions
+             WHERE tenant_id = ?1 AND task_id = ?2
+               AND (created_at, id) < (SELECT created_at, id FROM compactions WHERE id = ?3)
+             ORDER BY created_at DESC, id DESC LIMIT 1"
+        );
+        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
+        let mut rows = st.query(params![tenant_id, task_id, before_id]).map_err(err)?;
+        match rows.next().map_err(err)? {
+            Some(row) => Ok(Some(summary_from_row(row).map_err(err)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The receipts about `id`, oldest first: `(seq, kind, receipt_json)`.
+    pub fn receipts_for(&self, id: &str) -> Result<Vec<(u64, String, String)>, StoreError> {
+        let err = StoreError::sql("reading receipts");
+        let mut st = self
+            .conn()
+            .prepare_cached(
+                "SELECT seq, kind, receipt_json FROM audit_entries WHERE compaction_id = ?1 ORDER BY seq",
+            )
+            .map_err(err)?;
+        let rows = st
+            .query_map([id], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)))
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+}

@@ -1,0 +1,274 @@
+//! Recording what the gate produced: a new compaction with its first report and verdict
+//! receipt, batches of them (one transaction, one checkpoint), and reruns.
+//!
+//! Requests are deduplicated by digest: recording the same request twice returns the first
+//! compaction and writes nothing. Each JSON text must hash to the digest given with it, so the
+//! store never holds a digest that its own bytes contradict.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{Store, StoreError};
+use crate::audit::keys::NamedKey;
+use crate::audit::log::LogWriter;
+use crate::audit::{Receipt, ReceiptKind};
+use crate::audit::hex;
+use sha2::{Digest, Sha256};
+
+/// One report run on a compaction, as the engine produced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReport {
+    pub report_sha256: String,
+    /// Canonical JSON text of the report; must hash to `report_sha256`.
+    pub report_json: String,
+    pub policy_sha256: String,
+    pub verifier_version: String,
+    /// `ACCEPTED` or `QUARANTINED`.
+    pub verdict: String,
+    pub outcome: String,
+    pub finding_status: String,
+    /// The class the two-person rule keys on, e.g. `FAIL/FINDING`.
+    pub verdict_class: String,
+    pub main_reason: String,
+    pub anomaly_count: u32,
+    pub has_secret_finding: bool,
+}
+
+/// A compaction the gate has just judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCompaction {
+    pub compaction_id: String,
+    pub tenant_id: String,
+    pub task_id: String,
+    pub request_sha256: String,
+    /// Canonical JSON text of the request; must hash to `request_sha256`.
+    pub request_json: String,
+    pub summary_sha256: String,
+    pub source_population_sha256: String,
+    pub report: NewReport,
+}
+
+/// What recording a compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// Stored, with its verdict receipt at `receipt_seq`.
+    New { compaction_id: String, receipt_seq: u64 },
+    /// The same request was already recorded as `compaction_id`; nothing was written.
+    Duplicate { compaction_id: String },
+}
+
+/// What a rerun found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportChange {
+    /// Same report digest as before.
+    Unchanged { report_sha256: String },
+    /// A different report; approvals given on the previous one are void.
+    Changed { previous: String, current: String, receipt_seq: u64 },
+}
+
+impl Store {
+    /// Records one verdict and checkpoints the log (what `cq check --store` does).
+    pub fn record_verdict(&self, new: &NewCompaction) -> Result<Recorded, StoreError> {
+        check_digest("request", &new.request_sha256, &new.request_json)?;
+        check_digest("report", &new.report.report_sha256, &new.report.report_json)?;
+        self.write(|tx, key| {
+            let mut log = LogWriter::load(tx)?;
+            let recorded = insert(tx, &mut log, new)?;
+            log.finish(tx, Some((key, self.origin())))?;
+            Ok(recorded)
+        })
+    }
+
+    /// Records many verdicts in one transaction with one checkpoint at the end (`cq ingest`).
+    /// An item whose digests do not match is reported in its slot and the rest still go in.
+    pub fn record_batch(
+        &self,
+        items: &[NewCompaction],
+    ) -> Result<Vec<Result<Recorded, StoreError>>, StoreError> {
+        self.write(|tx, key| {
+            let mut log = LogWriter::load(tx)?;
+            let mut out = Vec::with_capacity(items.len());
+            for new in items {
+                let checked = check_digest("request", &new.request_sha256, &new.request_json)
+                    .and_then(|()| {
+                        check_digest("report", &new.report.report_sha256, &new.report.report_json)
+                    });
+                // A bad item is reported in its slot; a database failure aborts the batch.
+                out.push(match checked.map(|()| insert(tx, &mut log, new)) {
+                    Err(e) | Ok(Err(e @ StoreError::IdConflict(_))) => Err(e),
+                    Ok(Err(e)) => return Err(e),
+                    Ok(Ok(recorded)) => Ok(recorded),
+                });
+            }
+            log.finish(tx, Some((key, self.origin())))?;
+            Ok(out)
+        })
+    }
+
+    /// Stores a rerun of compaction `id`. The compaction's verdict columns follow the newest
+    /// report; its status does not change (a human still decides what was quarantined).
+    pub fn record_rerun(&self, id: &str, report: &NewReport) -> Result<ReportChange, StoreError> {
+        check_digest("report", &report.report_sha256, &report.report_json)?;
+        self.write(|tx, key| {
+            let previous: String = tx
+                .query_row("SELECT report_sha256 FROM compactions WHERE id = ?1", [id], |r| r.get(0))
+                .optional()
+                .map_err(StoreError::sql("reading the current report"))?
+                .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
+            let mut log = LogWriter::load(tx)?;
+            insert_report(tx, id, report, log.time())?;
+            update_verdict(tx, id, report)?;
+            if previous == report.report_sha256 {
+                return Ok(ReportChange::Unchanged { report_sha256: previous });
+            }
+            let (request, summary, population): (String, String, String) = tx
+                .query_row(
+                    "SELECT request_sha256, summary_sha256, source_population_sha256
+                     FROM compactions WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(StoreError::sql("reading the compaction digests"))?;
+            let receipt = report_receipt(ReceiptKind::Rerun, id, &request, &summary, &population, report)
+                .with("previous_report_sha256", previous.as_str());
+            let appended = log.append(tx, &receipt, None)?;
+            log.finish(tx, Some((key, self.origin())))?;
+            Ok(ReportChange::Changed {
+                previous,
+                current: report.report_sha256.clone(),
+                receipt_seq: appended.seq,
+            })
+        })
+    }
+}
+
+fn check_digest(what: &'static str, claimed: &str, text: &str) -> Result<(), StoreError> {
+    let actual = hex(&Sha256::digest(text.as_bytes()));
+    if actual == claimed {
+        Ok(())
+    } else {
+        Err(StoreError::DigestMismatch { what, claimed: claimed.to_owned(), actual })
+    }
+}
+
+fn insert(
+    tx: &Connection,
+    log: &mut LogWriter,
+    new: &NewCompaction,
+) -> Result<Recorded, StoreError> {
+    let existing: Option<String> = tx
+        .prepare_cached("SELECT id FROM compactions WHERE request_sha256 = ?1")
+        .and_then(|mut st| st.query_row([&new.request_sha256], |r| r.get(0)).optional())
+        .map_err(StoreError::sql("looking up the request digest"))?;
+    if let Some(compaction_id) = existing {
+        return Ok(Recorded::Duplicate { compaction_id });
+    }
+    let taken: bool = tx
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM compactions WHERE id = ?1)")
+        .and_then(|mut st| st.query_row([&new.compaction_id], |r| r.get(0)))
+        .map_err(StoreError::sql("looking up the compaction id"))?;
+    if taken {
+        return Err(StoreError::IdConflict(new.compaction_id.clone()));
+    }
+    let r = &new.report;
+    let status = if r.verdict == "ACCEPTED" { "accepted" } else { "quarantined" };
+    tx.prepare_cached(
+        "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, request_json,
+             summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
+             verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![
+            new.compaction_id,
+            new.tenant_id,
+            new.task_id,
+            new.request_sha256,
+            new.request_json,
+            new.summary_sha256,
+            new.source_population_sha256,
+            status,
+            r.verdict,
+            r.outcome,
+            r.finding_status,
+            r.verdict_class,
+            r.has_secret_finding,
+            r.main_reason,
+            r.anomaly_count,
+            r.report_sha256,
+            log.time(),
+        ])
+    })
+    .map_err(StoreError::sql("inserting a compaction"))?;
+    insert_report(tx, &new.compaction_id, r, log.time())?;
+    let receipt = report_receipt(
+        ReceiptKind::Verdict,
+        &new.compaction_id,
+        &new.request_sha256,
+        &new.summary_sha256,
+        &new.source_population_sha256,
+        r,
+    )
+    .with("tenant_id", new.tenant_id.as_str())
+    .with("task_id", new.task_id.as_str());
+    let appended = log.append(tx, &receipt, None::<&NamedKey>)?;
+    Ok(Recorded::New { compaction_id: new.compaction_id.clone(), receipt_seq: appended.seq })
+}
+
+/// The digests and verdict a verdict or rerun receipt binds (never the main reason text,
+/// which may quote the summary).
+fn report_receipt(
+    kind: ReceiptKind,
+    id: &str,
+    request: &str,
+    summary: &str,
+    population: &str,
+    r: &NewReport,
+) -> Receipt {
+    Receipt::new(kind, Some(id))
+        .with("request_sha256", request)
+        .with("summary_sha256", summary)
+        .with("source_population_sha256", population)
+        .with("report_sha256", r.report_sha256.as_str())
+        .with("policy_sha256", r.policy_sha256.as_str())
+        .with("verifier_version", r.verifier_version.as_str())
+        .with("verdict", r.verdict.as_str())
+        .with("outcome", r.outcome.as_str())
+        .with("finding_status", r.finding_status.as_str())
+        .with("verdict_class", r.verdict_class.as_str())
+        .with("has_secret_finding", r.has_secret_finding)
+        .with("anomaly_count", u64::from(r.anomaly_count))
+}
+
+fn insert_report(tx: &Connection, id: &str, r: &NewReport, time: &str) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO reports (compaction_id, report_sha256, report_json, policy_sha256,
+             verifier_version, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![id, r.report_sha256, r.report_json, r.policy_sha256, r.verifier_version, time])
+    })
+    .map_err(StoreError::sql("inserting a report"))?;
+    Ok(())
+}
+
+fn update_verdict(tx: &Connection, id: &str, r: &NewReport) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE compactions SET verdict = ?2, outcome = ?3, finding_status = ?4, verdict_class = ?5,
+             has_secret_finding = ?6, main_reason = ?7, anomaly_count = ?8, report_sha256 = ?9
+         WHERE id = ?1",
+        params![
+            id,
+            r.verdict,
+            r.outcome,
+            r.finding_status,
+            r.verdict_class,
+            r.has_secret_finding,
+            r.main_reason,
+            r.anomaly_count,
+            r.report_sha256
+        ],
+    )
+    .map_err(StoreError::sql("updating the verdict"))?;
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! Reviewer registration. A reviewer is a name, an Ed25519 public key and a role; the
+//! registration itself is an audit receipt, so the set of keys allowed to decide is covered
+//! by the same checkpoints as the decisions they sign.
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::{Store, StoreError};
+use crate::audit::keys::{key_id, parse_public};
+use crate::audit::log::LogWriter;
+use crate::audit::{Receipt, ReceiptKind};
+
+/// What a reviewer may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Releases items outside the two-person classes; rejects anything.
+    Reviewer,
+    /// Also gives one of the two approvals a two-person release needs.
+    Approver,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Reviewer => "reviewer",
+            Role::Approver => "approver",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "reviewer" => Some(Role::Reviewer),
+            "approver" => Some(Role::Approver),
+            _ => None,
+        }
+    }
+}
+
+/// A registered reviewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reviewer {
+    pub name: String,
+    /// Base64 of the raw 32-byte Ed25519 public key.
+    pub public_key: String,
+    pub key_id: String,
+    pub role: Role,
+    pub receipt_seq: u64,
+    pub created_at: String,
+}
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Reviewer> {
+    let role: String = r.get(3)?;
+    Ok(Reviewer {
+        name: r.get(0)?,
+        public_key: r.get(1)?,
+        key_id: r.get(2)?,
+        role: Role::parse(&role).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, role.into())
+        })?,
+        receipt_seq: r.get::<_, i64>(4)? as u64,
+        created_at: r.get(5)?,
+    })
+}
+
+const COLUMNS: &str = "name, public_key, key_id, role, receipt_seq, created_at";
+
+impl Store {
+    /// Registers a reviewer key (`public_key` as a verifier key `name+hash+base64` or plain
+    /// base64 of 32 bytes) and writes its receipt.
+    pub fn add_reviewer(
+        &self,
+        name: &str,
+        public_key: &str,
+        role: Role,
+    ) -> Result<Reviewer, StoreError> {
+        let key = parse_public(public_key)?;
+        let id = key_id(&key);
+        let public_b64 = B64.encode(key.as_bytes());
+        self.write(|tx, store_key| {
+            let clash: Option<String> = tx
+                .query_row(
+                    "SELECT name FROM reviewers WHERE name = ?1 OR key_id = ?2",
+                    params![name, id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(StoreError::sql("looking up reviewers"))?;
+            if let Some(existing) = clash {
+                return Err(StoreError::ReviewerExists { name: existing });
+            }
+            let mut log = LogWriter::load(tx)?;
+            let receipt = Receipt::new(ReceiptKind::Reviewer, None)
+                .with("reviewer", name)
+                .with("reviewer_key_id", id.as_str())
+                .with("public_key", public_b64.as_str())
+                .with("role", role.as_str());
+            let appended = log.append(tx, &receipt, None)?;
+            let time = log.time().to_owned();
+            tx.execute(
+                "INSERT INTO reviewers (name, public_key, key_id, role, receipt_seq, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![name, public_b64, id, role.as_str(), appended.seq as i64, time],
+            )
+            .map_err(StoreError::sql("adding a reviewer"))?;
+            log.finish(tx, Some((store_key, self.origin())))?;
+            Ok(Reviewer {
+                name: name.to_owned(),
+                public_key: public_b64.clone(),
+                key_id: id.clone(),
+                role,
+                receipt_seq: appended.seq,
+                created_at: time,
+            })
+        })
+    }
+
+    /// Every registered reviewer, by name.
+    pub fn reviewers(&self) -> Result<Vec<Reviewer>, StoreError> {
+        let err = StoreError::sql("listing reviewers");
+        let mut st = self
+            .conn()
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM reviewers ORDER BY name"))
+            .map_err(err)?;
+        let rows = st.query_map([], from_row).map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+
+    /// The reviewer holding the key `key_id`, if registered.
+    pub fn reviewer_by_key(&self, key_id: &str) -> Result<Option<Reviewer>, StoreError> {
+        let err = StoreError::sql("looking up a reviewer");
+        let mut st = self
+            .conn()
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM reviewers WHERE key_id = ?1"))
+            .map_err(err)?;
+        st.query_row([key_id], from_row).optional().map_err(err)
+    }
+}

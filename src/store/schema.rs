@@ -1,0 +1,203 @@
+//! The store's schema as an ordered list of migrations, applied by `PRAGMA user_version`.
+//!
+//! Migration `i` (1-based) takes a store from version `i - 1` to `i`. Each runs in its own
+//! `BEGIN IMMEDIATE` transaction that first rereads the version, so two processes opening an
+//! old store at once migrate it exactly once. Never edit a released step; append a new one.
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::StoreError;
+
+/// One migration: SQL, or a Rust step for data SQL cannot compute.
+pub(crate) enum Step {
+    Sql(&'static str),
+    Rust(fn(&Connection) -> Result<(), StoreError>),
+}
+
+/// Version 1: the tables.
+const V1: &str = "
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE compactions (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    request_sha256 TEXT NOT NULL UNIQUE,
+    request_json TEXT NOT NULL,
+    summary_sha256 TEXT NOT NULL,
+    source_population_sha256 TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('quarantined', 'released', 'rejected', 'accepted')),
+    verdict TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    finding_status TEXT NOT NULL,
+    verdict_class TEXT NOT NULL,
+    has_secret_finding INTEGER NOT NULL CHECK (has_secret_finding IN (0, 1)),
+    main_reason TEXT NOT NULL,
+    anomaly_count INTEGER NOT NULL,
+    report_sha256 TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE reports (
+    id INTEGER PRIMARY KEY,
+    compaction_id TEXT NOT NULL REFERENCES compactions(id),
+    report_sha256 TEXT NOT NULL,
+    report_json TEXT NOT NULL,
+    policy_sha256 TEXT NOT NULL,
+    verifier_version TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE reviewers (
+    name TEXT PRIMARY KEY,
+    public_key TEXT NOT NULL,
+    key_id TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL CHECK (role IN ('reviewer', 'approver')),
+    receipt_seq INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    compaction_id TEXT NOT NULL UNIQUE REFERENCES compactions(id),
+    action TEXT NOT NULL CHECK (action IN ('release', 'reject')),
+    reason TEXT NOT NULL,
+    note TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    report_sha256 TEXT NOT NULL,
+    receipt_seq INTEGER NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE approvals (
+    id INTEGER PRIMARY KEY,
+    compaction_id TEXT NOT NULL REFERENCES compactions(id),
+    reviewer TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    report_sha256 TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    note TEXT NOT NULL,
+    receipt_seq INTEGER NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    UNIQUE (compaction_id, key_id, report_sha256)
+) STRICT;
+
+CREATE TABLE audit_entries (
+    seq INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    compaction_id TEXT,
+    receipt_json TEXT NOT NULL,
+    receipt_sha256 TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    leaf_hash TEXT NOT NULL,
+    signature TEXT,
+    key_id TEXT,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY,
+    tree_size INTEGER NOT NULL,
+    root_hash TEXT NOT NULL,
+    note TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+";
+
+/// Version 2: indexes for the paged queue and per-compaction lookups; audited reveals.
+const V2: &str = "
+CREATE INDEX compactions_by_created ON compactions (created_at, id);
+CREATE INDEX compactions_by_status ON compactions (status, created_at, id);
+CREATE INDEX compactions_by_status_anomalies ON compactions (status, anomaly_count, created_at, id);
+CREATE INDEX compactions_by_task ON compactions (tenant_id, task_id, created_at, id);
+CREATE INDEX reports_by_compaction ON reports (compaction_id, id);
+CREATE INDEX approvals_by_compaction ON approvals (compaction_id);
+CREATE INDEX audit_by_compaction ON audit_entries (compaction_id, seq);
+CREATE INDEX checkpoints_by_size ON checkpoints (tree_size);
+
+CREATE TABLE reveals (
+    id INTEGER PRIMARY KEY,
+    compaction_id TEXT NOT NULL REFERENCES compactions(id),
+    finding_index INTEGER NOT NULL,
+    reviewer TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    receipt_seq INTEGER NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+) STRICT;
+";
+
+/// Version 3: a cached Merkle frontier, so checkpoints never reread the whole log.
+const V3: &str = "
+CREATE TABLE audit_frontier (
+    height INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL
+) STRICT;
+";
+
+pub(crate) const MIGRATIONS: &[&[Step]] = &[
+    &[Step::Sql(V1)],
+    &[Step::Sql(V2)],
+    &[Step::Sql(V3), Step::Rust(fill_frontier)],
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub(crate) fn version(conn: &Connection) -> Result<i64, StoreError> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(StoreError::sql("reading the schema version"))
+}
+
+/// Brings the store to [`SCHEMA_VERSION`].
+pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+/// Brings the store to `target` (tests use this to build every earlier version).
+pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
+    loop {
+        let current = version(conn)?;
+        if current > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema { found: current, supported: SCHEMA_VERSION });
+        }
+        if current >= target {
+            return Ok(());
+        }
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+            .map_err(StoreError::sql("starting a migration"))?;
+        // Another process may have migrated while we waited for the lock.
+        if version(&tx)? == current {
+            let steps = usize::try_from(current)
+                .ok()
+                .and_then(|i| MIGRATIONS.get(i))
+                .ok_or_else(|| StoreError::Corrupt(format!("no migration from version \"{current}\"")))?;
+            for step in *steps {
+                match step {
+                    Step::Sql(sql) => tx
+                        .execute_batch(sql)
+                        .map_err(StoreError::sql("applying a schema migration"))?,
+                    Step::Rust(f) => f(&tx)?,
+                }
+            }
+            tx.pragma_update(None, "user_version", current + 1)
+                .map_err(StoreError::sql("recording the schema version"))?;
+        }
+        tx.commit().map_err(StoreError::sql("committing a migration"))?;
+    }
+}
+
+fn fill_frontier(conn: &Connection) -> Result<(), StoreError> {
+    let frontier = crate::audit::log::rebuild_frontier(conn)?;
+    for (height, hash) in frontier.levels() {
+        conn.execute(
+            "INSERT INTO audit_frontier (height, hash) VALUES (?1, ?2)",
+            rusqlite::params![height, crate::audit::hex(&hash)],
+        )
+        .map_err(StoreError::sql("filling the audit frontier"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! A child process making decisions is killed with SIGKILL at random moments, 200 times.
+//! Afterwards the store opens, `audit::verify` passes (every decision, approval and status
+//! agrees with its receipt), and work resumed after each kill.
+//!
+//! The child is this test binary itself, re-run with `CQ_STORE_CRASH_CHILD` set so that only
+//! `crash_child` does anything.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "store_fixtures/fixtures.rs"]
+mod fixtures;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cq::audit::{verify, NamedKey};
+use cq::store::{Action, DecisionError, DecisionRequest, ListFilter, SortKey, Status, Store};
+use fixtures::*;
+
+const CHILD_ENV: &str = "CQ_STORE_CRASH_CHILD";
+const ROUNDS: usize = 200;
+
+/// xorshift64*: enough randomness for kill timing without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded() -> Rng {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        Rng(u64::from(nanos.subsec_nanos()) | 1 ^ u64::from(std::process::id()) << 32)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+}
+
+#[test]
+fn crash_child() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else { return };
+    let dir = Path::new(&dir);
+    let store = open(&dir.join("s.db"));
+    let load = |n: &str| NamedKey::load(&dir.join(format!("{n}.key"))).unwrap();
+    let (alice, bob, carol) = (load("alice"), load("bob"), load("carol"));
+    let rules = rules();
+    let mut rng = Rng::seeded();
+    let mut next_new = 1_000_000 + rng.below(1_000_000) as usize * 10;
+    let quarantined = ListFilter { status: Some(Status::Quarantined), ..ListFilter::default() };
+    loop {
+        let page = store.list(&quarantined, SortKey::OldestFirst, rng.below(20), 1).unwrap();
+        let Some(item) = page.into_iter().next() else {
+            let batch: Vec<_> = (0..50).map(|k| compaction(next_new + k)).collect();
+            next_new += 50;
+            store.record_batch(&batch).unwrap();
+            continue;
+        };
+        let action = if rng.below(3) == 0 { Action::Reject } else { Action::Release };
+        let key = match (action, item.verdict_class.as_str(), rng.below(2)) {
+            (Action::Release, "FAIL/FINDING", 0) => &alice,
+            (Action::Release, "FAIL/FINDING", _) => &bob,
+            _ => &carol,
+        };
+        let req = DecisionRequest {
+            compaction_id: item.id.clone(),
+            action,
+            reason: REASONS[rng.below(3) as usize].into(),
+            note: format!("crash test decision on {}", item.id),
+            seen_report_sha256: item.report_sha256.clone(),
+        };
+        match store.decide(&req, key, &rules) {
+            Ok(_) | Err(DecisionError::SelfApproval { .. }) => {}
+            Err(e) => panic!("unexpected decision error: {e}"),
+        }
+        if rng.below(10) == 0 {
+            store.record_reveal(&item.id, 0, &carol).unwrap();
+        }
+    }
+}
+
+fn write_key(dir: &Path, key: &NamedKey) {
+    key.save_new(&dir.join(format!("{}.key", key.name))).unwrap();
+}
+
+#[test]
+fn decisions_survive_sigkill_at_random_moments() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    {
+        let store = open(&path);
+        let team = team(&store);
+        for key in [&team.alice, &team.bob, &team.carol] {
+            write_key(dir.path(), key);
+        }
+        let items: Vec<_> = (0..600).filter(|i| i % 3 != 0).map(compaction).collect();
+        store.record_batch(&items).unwrap();
+    }
+    let exe = std::env::current_exe().unwrap();
+    let mut rng = Rng::seeded();
+    for round in 0..ROUNDS {
+        let mut child = Command::new(&exe)
+            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(5 + rng.below(60)));
+        if let Ok(Some(status)) = child.try_wait() {
+            let out = child.wait_with_output().unwrap();
+            panic!("child exited by itself ({status}): {}", String::from_utf8_lossy(&out.stderr));
+        }
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        if round == ROUNDS / 2 {
+            let store = Store::open(&path, cq::store::Mode::ReadOnly).unwrap();
+            let report = verify(&store, None).unwrap();
+            assert!(report.is_ok(), "after round {round}: {report}");
+        }
+    }
+    let spawned = started.elapsed();
+    let store = open(&path);
+    let report = verify(&store, None).unwrap();
+    eprintln!("kill rounds took {spawned:?}, final verify {:?}", started.elapsed() - spawned);
+    assert!(report.is_ok(), "{report}");
+    let decided = store.count(&ListFilter { status: Some(Status::Released), ..ListFilter::default() }).unwrap()
+        + store.count(&ListFilter { status: Some(Status::Rejected), ..ListFilter::default() }).unwrap();
+    assert!(decided > 0, "the child never got to decide anything");
+    eprintln!(
+        "{ROUNDS} kills, {decided} decisions, {} receipts, {:?}",
+        report.entries,
+        started.elapsed()
+    );
+}

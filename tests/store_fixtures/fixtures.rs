@@ -1,0 +1,125 @@
+//! Shared fixtures for the store and audit tests: realistic requests and reports as canonical
+//! JSON, a store with registered reviewers, and the review rules of the default policy.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::Path;
+
+use cq::audit::NamedKey;
+use cq::json::{self, object, Value};
+use cq::store::{Mode, NewCompaction, NewReport, ReviewRules, Role, Store};
+
+pub const REASONS: [&str; 3] = ["verified-faithful", "false-positive", "poisoned"];
+
+pub fn rules() -> ReviewRules {
+    ReviewRules {
+        reason_codes: REASONS.iter().map(|s| s.to_string()).collect(),
+        two_person_classes: vec!["FAIL/FINDING".into()],
+        two_person_for_secrets: true,
+    }
+}
+
+/// A typical request: a dozen source messages and a summary, a few KB of canonical JSON.
+pub fn request(i: usize, tenant: &str, task: &str) -> Value {
+    let messages: Vec<Value> = (0..12)
+        .map(|m| {
+            object([
+                ("message_id", Value::from(format!("m-{i}-{m}"))),
+                ("role", Value::from(["user", "assistant", "tool"][m % 3])),
+                ("content", Value::from(format!("step {m} of task {task}: edited src/lib.rs line {} and ran the tests; all {} passed", m * 7, 40 + m))),
+            ])
+        })
+        .collect();
+    object([
+        ("tenant_id", Value::from(tenant)),
+        ("task_id", Value::from(task)),
+        ("source_messages", Value::from(messages)),
+        ("expected_invariant_ids", Value::from(vec![Value::from("INV-1"), Value::from("INV-2")])),
+        ("summarizer_output", Value::from(format!("{{\"summary\":\"compaction {i} of {task}\"}}"))),
+        ("model_revision", Value::from("summarizer-2026-11")),
+    ])
+}
+
+pub fn report(i: usize, verdict: &str, class: &str, run: usize) -> NewReport {
+    let body = object([
+        ("compaction", Value::from(i as u64)),
+        ("run", Value::from(run as u64)),
+        ("verdict", Value::from(verdict)),
+        ("checks", Value::from(vec![
+            object([("check", Value::from("schema")), ("outcome", Value::from("PASS"))]),
+            object([("check", Value::from("consistency")), ("outcome", Value::from(class))]),
+        ])),
+    ]);
+    let report_json = json::canonical(&body).unwrap();
+    let (outcome, finding) = class.split_once('/').unwrap_or(("PASS", "NO_FINDING"));
+    NewReport {
+        report_sha256: json::sha256_hex(report_json.as_bytes()),
+        report_json,
+        policy_sha256: "a".repeat(64),
+        verifier_version: "cq-verifier 0.1".into(),
+        verdict: verdict.into(),
+        outcome: outcome.into(),
+        finding_status: finding.into(),
+        verdict_class: class.into(),
+        main_reason: format!("check consistency: {class}"),
+        anomaly_count: (i % 5) as u32,
+        has_secret_finding: false,
+    }
+}
+
+/// Compaction `i`: every third accepted, the rest quarantined, alternating between a class
+/// that needs two approvers and one that does not.
+pub fn compaction(i: usize) -> NewCompaction {
+    let (verdict, class) = match i % 3 {
+        0 => ("ACCEPTED", "PASS/NO_FINDING"),
+        1 => ("QUARANTINED", "INSUFFICIENT_DATA/UNKNOWN"),
+        _ => ("QUARANTINED", "FAIL/FINDING"),
+    };
+    quarantined(i, verdict, class)
+}
+
+pub fn quarantined(i: usize, verdict: &str, class: &str) -> NewCompaction {
+    let tenant = format!("tenant-{}", i % 4);
+    let task = format!("task-{}", i % 50);
+    let request_json = json::canonical(&request(i, &tenant, &task)).unwrap();
+    NewCompaction {
+        compaction_id: format!("c-{i:06}"),
+        tenant_id: tenant,
+        task_id: task,
+        request_sha256: json::sha256_hex(request_json.as_bytes()),
+        request_json,
+        summary_sha256: json::sha256_hex(format!("summary {i}").as_bytes()),
+        source_population_sha256: json::sha256_hex(format!("population {i}").as_bytes()),
+        report: report(i, verdict, class, 0),
+    }
+}
+
+pub struct Team {
+    pub alice: NamedKey,
+    pub bob: NamedKey,
+    pub carol: NamedKey,
+}
+
+/// Alice and Bob are approvers, Carol a reviewer.
+pub fn team(store: &Store) -> Team {
+    let team = Team {
+        alice: NamedKey::generate("alice").unwrap(),
+        bob: NamedKey::generate("bob").unwrap(),
+        carol: NamedKey::generate("carol").unwrap(),
+    };
+    store.add_reviewer("alice", &team.alice.verifier_text(), Role::Approver).unwrap();
+    store.add_reviewer("bob", &team.bob.verifier_text(), Role::Approver).unwrap();
+    store.add_reviewer("carol", &team.carol.verifier_text(), Role::Reviewer).unwrap();
+    team
+}
+
+pub fn open(path: &Path) -> Store {
+    Store::open(path, Mode::ReadWrite).unwrap()
+}
+
+/// A raw connection for tampering, with foreign keys off.
+pub fn raw(path: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    conn
+}
