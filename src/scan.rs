@@ -14,6 +14,7 @@ mod filter;
 mod ids;
 mod rule;
 mod validate;
+pub mod backend;
 
 use std::fmt;
 use std::ops::Range;
