@@ -8,4 +8,7 @@
 //! comes from a [`source::ReviewSource`], so the UI runs the same on the SQLite store and on
 //! the in-memory [`fake::FakeSource`] used by tests.
 
+pub mod fake;
+pub mod filter;
 pub mod sanitize;
+pub mod source;
