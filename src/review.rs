@@ -8,7 +8,11 @@
 //! comes from a [`source::ReviewSource`], so the UI runs the same on the SQLite store and on
 //! the in-memory [`fake::FakeSource`] used by tests.
 
+pub mod action;
+pub mod config;
 pub mod fake;
 pub mod filter;
+pub mod keymap;
 pub mod sanitize;
 pub mod source;
+pub mod theme;
