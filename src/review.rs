@@ -10,9 +10,11 @@
 
 pub mod action;
 pub mod config;
+pub mod event;
 pub mod fake;
 pub mod filter;
 pub mod keymap;
 pub mod sanitize;
 pub mod source;
 pub mod theme;
+pub mod worker;
