@@ -9,6 +9,7 @@
 //! the in-memory [`fake::FakeSource`] used by tests.
 
 pub mod action;
+pub mod app;
 pub mod config;
 pub mod event;
 pub mod fake;
@@ -17,4 +18,6 @@ pub mod keymap;
 pub mod sanitize;
 pub mod source;
 pub mod theme;
+pub mod view;
+pub mod widgets;
 pub mod worker;

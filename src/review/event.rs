@@ -19,7 +19,7 @@ pub enum Event {
     /// Time passed (drives the spinner).
     Tick,
     /// The worker finished a request.
-    Worker(WorkerResult),
+    Worker(Box<WorkerResult>),
 }
 
 impl Event {

@@ -116,14 +116,18 @@ pub struct Theme {
 }
 
 impl Theme {
+    /// Every role unstyled (for measuring text, and as the base the defaults apply to).
+    pub fn plain() -> Theme {
+        Theme {
+            styles: Role::ALL.iter().map(|&r| (r, Style::default())).collect(),
+        }
+    }
+
     /// The embedded default theme.
     pub fn default_theme() -> Result<Theme, ThemeError> {
         let table: toml::Table =
             toml::from_str(DEFAULT_THEME).map_err(|e| ThemeError::Toml(e.to_string()))?;
-        let empty = Theme {
-            styles: Role::ALL.iter().map(|&r| (r, Style::default())).collect(),
-        };
-        empty.with_overrides(table.get("theme"))
+        Theme::plain().with_overrides(table.get("theme"))
     }
 
     /// This theme with a `[theme]` table's roles replaced.
