@@ -14,6 +14,7 @@ pub mod config;
 pub mod event;
 pub mod fake;
 pub mod filter;
+pub mod headless;
 pub mod keymap;
 pub mod sanitize;
 pub mod source;
@@ -21,3 +22,121 @@ pub mod theme;
 pub mod view;
 pub mod widgets;
 pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::review::app::{App, AppOptions, Effect};
+use crate::review::config::Config;
+use crate::review::event::Event;
+use crate::review::source::ReviewSource;
+use crate::review::worker::Worker;
+
+/// How `cq review` runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReviewOptions {
+    /// Hide every decision action (the store should be opened read-only as well).
+    pub readonly: bool,
+    /// Who records decisions and reveals (e.g. `$USER`).
+    pub reviewer: String,
+    /// `--config FILE`; `None` looks in the user's config directory.
+    pub config: Option<PathBuf>,
+    /// Drop colours, keep modifiers (set when `NO_COLOR` is set and not empty).
+    pub no_color: bool,
+}
+
+impl ReviewOptions {
+    /// Options with `no_color` taken from the `NO_COLOR` environment variable.
+    pub fn from_env(readonly: bool, reviewer: String, config: Option<PathBuf>) -> ReviewOptions {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        ReviewOptions {
+            readonly,
+            reviewer,
+            config,
+            no_color,
+        }
+    }
+}
+
+/// Queue rows fetched per request.
+pub const PAGE_SIZE: usize = 200;
+
+/// How often the spinner advances while waiting for input.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Runs the reviewer on the terminal until the user quits.
+pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Result<()> {
+    let config = Config::load(options.config.as_deref())?;
+    let theme = if options.no_color {
+        config.theme.without_colour()
+    } else {
+        config.theme
+    };
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let mut app = App::new(
+        AppOptions {
+            readonly: options.readonly,
+            reviewer: options.reviewer,
+            now_unix,
+            page_size: PAGE_SIZE,
+        },
+        config.keymap,
+    );
+    let (results_tx, results_rx) = mpsc::channel();
+    let worker = Worker::spawn(source, results_tx).context("while starting the worker thread")?;
+    let mut terminal = TerminalGuard::enter()?;
+    let size = terminal
+        .0
+        .size()
+        .context("while reading the terminal size")?;
+    app.update(Event::Resize(size.width, size.height));
+    let mut effects = app.start();
+    loop {
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::Request(request) => worker.send(request),
+                Effect::Quit => return Ok(()),
+            }
+        }
+        let view = view::build_view(&app, &theme);
+        terminal
+            .0
+            .draw(|frame| frame.render_widget(&view, frame.area()))
+            .context("while drawing")?;
+        let event = if crossterm::event::poll(TICK).context("while reading input")? {
+            Event::from_terminal(crossterm::event::read().context("while reading input")?)
+        } else {
+            Some(Event::Tick)
+        };
+        if let Some(event) = event {
+            effects.extend(app.update(event));
+        }
+        for result in results_rx.try_iter() {
+            effects.extend(app.update(Event::Worker(Box::new(result))));
+        }
+    }
+}
+
+/// Raw mode, alternate screen and mouse capture for as long as it lives.
+struct TerminalGuard(ratatui::DefaultTerminal);
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<TerminalGuard> {
+        let terminal = ratatui::try_init().context("while setting up the terminal")?;
+        crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
+            .context("while enabling the mouse")?;
+        Ok(TerminalGuard(terminal))
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        ratatui::restore();
+    }
+}

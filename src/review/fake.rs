@@ -226,10 +226,16 @@ impl ReviewSource for FakeSource {
             });
         }
         if matches!(item.status, Status::Released | Status::Rejected) {
+            // Fixture decisions were made by "bob"; later ones record their reviewer.
             let by = item
                 .receipts
-                .last()
-                .map_or_else(|| "unknown".into(), |r| r.kind.clone());
+                .iter()
+                .rev()
+                .find_map(|r| {
+                    let (_, rest) = r.body.split_once("\"reviewer\":\"")?;
+                    rest.split('"').next().map(str::to_string)
+                })
+                .unwrap_or_else(|| "unknown".into());
             return Err(DecisionRefusal::AlreadyDecided {
                 by,
                 kind: item.status.word().into(),

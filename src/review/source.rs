@@ -93,6 +93,16 @@ impl Outcome {
         }
     }
 
+    /// A short label for narrow columns.
+    pub fn short(self) -> &'static str {
+        match self {
+            Outcome::Accepted => "ACCEPTED",
+            Outcome::Finding => "FINDING",
+            Outcome::InsufficientData => "INSUFFICIENT",
+            Outcome::Error => "ERROR",
+        }
+    }
+
     /// Higher is worse; used to sort by severity.
     pub fn severity(self) -> u8 {
         match self {

@@ -62,13 +62,6 @@ impl Widget for &QueueView {
             .header(header)
             .column_spacing(1)
             .render(inner, buf);
-        if let Some(selected) = self.selected {
-            // A marker besides the selection style, so colour is not the only signal.
-            let y = inner.y + 1 + selected as u16;
-            if y < inner.bottom() && inner.width > 0 {
-                buf[(inner.x, y)].set_symbol("▶");
-            }
-        }
         if let Some(placeholder) = &self.placeholder {
             let line_area = Rect::new(inner.x, inner.y + 1, inner.width, 1).intersection(inner);
             Paragraph::new(placeholder.clone()).render(line_area, buf);

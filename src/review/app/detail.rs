@@ -212,10 +212,22 @@ impl App {
         };
         match result {
             Ok(item) => {
+                let all = findings(&item);
+                if detail.item.is_none() {
+                    // Start on the first finding that is not a passing check.
+                    detail.finding = all
+                        .iter()
+                        .position(|f| {
+                            item.checks
+                                .iter()
+                                .find(|c| c.check == f.check)
+                                .is_some_and(|c| c.status != CheckStatus::Pass)
+                        })
+                        .unwrap_or(0);
+                }
+                detail.finding = detail.finding.min(all.len().saturating_sub(1));
                 detail.item = Some(item);
                 detail.error = None;
-                let count = detail.item.as_ref().map_or(0, |i| findings(i).len());
-                detail.finding = detail.finding.min(count.saturating_sub(1));
                 if let Some(kind) = detail.pending_decision.take() {
                     self.open_decision(kind);
                 }

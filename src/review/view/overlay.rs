@@ -241,7 +241,7 @@ fn dialog_lines(app: &App, dialog: &DecisionDialog, theme: &Theme) -> Vec<Line<'
             ));
             if let Some(r) = dialog.request(&app.options.reviewer) {
                 let field = |k: &str, v: String| {
-                    let mut spans = vec![Span::styled(format!("  {k:<22}"), dim)];
+                    let mut spans = vec![Span::styled(format!("  {k:<24}"), dim)];
                     spans.extend(text::untrusted_inline(&v, Style::default(), theme));
                     Line::from(spans)
                 };

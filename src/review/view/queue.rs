@@ -47,12 +47,13 @@ fn outcome_cell(outcome: Outcome, theme: &Theme) -> Line<'static> {
         Outcome::InsufficientData => Role::Warning,
         Outcome::Error => Role::Error,
     };
-    Line::from(Span::styled(outcome.label(), theme.style(role)))
+    Line::from(Span::styled(outcome.short(), theme.style(role)))
 }
 
-fn row_cells(app: &App, row: &QueueRow, theme: &Theme) -> Vec<Line<'static>> {
+fn row_cells(app: &App, row: &QueueRow, selected: bool, theme: &Theme) -> Vec<Line<'static>> {
     let tagged = app.queue.tagged.contains(&row.id);
-    let mark = if tagged {
+    let pointer = Span::raw(if selected { "▶" } else { " " });
+    let tag = if tagged {
         Span::styled("●", theme.style(Role::Tagged))
     } else {
         Span::raw(" ")
@@ -69,7 +70,7 @@ fn row_cells(app: &App, row: &QueueRow, theme: &Theme) -> Vec<Line<'static>> {
     who.push(Span::styled("/", theme.style(Role::Dim)));
     who.extend(text::untrusted_inline(&row.task, Default::default(), theme));
     vec![
-        Line::from(mark),
+        Line::from(vec![pointer, tag]),
         Line::from(text::untrusted_inline(&row.id.0, Default::default(), theme)),
         status_cell(row.status, theme),
         outcome_cell(row.outcome, theme),
@@ -91,8 +92,10 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let top = queue_scroll_top(q.selected, visible);
     let rows: Vec<Vec<Line<'static>>> = (top..(top + visible).min(q.total))
-        .filter_map(|abs| abs.checked_sub(q.offset).and_then(|i| q.rows.get(i)))
-        .map(|row| row_cells(app, row, theme))
+        .filter_map(|abs| {
+            let row = abs.checked_sub(q.offset).and_then(|i| q.rows.get(i))?;
+            Some(row_cells(app, row, abs == q.selected, theme))
+        })
         .collect();
     let selected = (q.total > 0)
         .then(|| q.selected - top)
@@ -140,10 +143,10 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
         area,
         title,
         columns: vec![
-            ("", Constraint::Length(1)),
+            ("", Constraint::Length(2)),
             ("id", Constraint::Length(8)),
             ("status", Constraint::Length(13)),
-            ("outcome", Constraint::Length(14)),
+            ("outcome", Constraint::Length(12)),
             ("reason", Constraint::Min(16)),
             ("tenant/task", Constraint::Min(14)),
             ("age", Constraint::Length(4)),

@@ -37,39 +37,47 @@ pub fn untrusted(
         let Some((line, _)) = lines.last_mut() else {
             break;
         };
-        let covering = highlights
-            .iter()
-            .enumerate()
-            .find(|(_, h)| h.replacement.is_some() && overlaps(&h.range, &segment.source));
-        if let Some((i, h)) = covering {
-            if !replaced.contains(&i) {
-                replaced.push(i);
-                line.spans.extend(h.replacement.clone().unwrap_or_default());
-            }
-            if segment.kind != SegmentKind::LineBreak {
-                continue;
-            }
-        }
+        let replacement_at = |range: &Range<usize>| {
+            highlights
+                .iter()
+                .enumerate()
+                .find(|(_, h)| h.replacement.is_some() && overlaps(&h.range, range))
+        };
         match segment.kind {
             SegmentKind::LineBreak => lines.push((Line::default(), segment.source.end)),
-            SegmentKind::Badge => {
-                line.spans
-                    .push(Span::styled(segment.text.clone(), theme.style(Role::Badge)));
-            }
+            SegmentKind::Badge => match replacement_at(&segment.source) {
+                Some((i, h)) => {
+                    if !replaced.contains(&i) {
+                        replaced.push(i);
+                        line.spans.extend(h.replacement.clone().unwrap_or_default());
+                    }
+                }
+                None => line
+                    .spans
+                    .push(Span::styled(segment.text.clone(), theme.style(Role::Badge))),
+            },
             SegmentKind::Text => {
                 let mut at = segment.source.start;
                 let end = segment.source.end;
                 while at < end {
-                    let style_here = highlights
-                        .iter()
-                        .find(|h| h.range.contains(&at))
-                        .map_or(base, |h| base.patch(h.style));
                     let next = highlights
                         .iter()
                         .flat_map(|h| [h.range.start, h.range.end])
                         .filter(|&b| b > at && b < end)
                         .min()
                         .unwrap_or(end);
+                    if let Some((i, h)) = replacement_at(&(at..next)) {
+                        if !replaced.contains(&i) {
+                            replaced.push(i);
+                            line.spans.extend(h.replacement.clone().unwrap_or_default());
+                        }
+                        at = next;
+                        continue;
+                    }
+                    let style_here = highlights
+                        .iter()
+                        .find(|h| h.range.contains(&at))
+                        .map_or(base, |h| base.patch(h.style));
                     let from = at - segment.source.start;
                     let to = next - segment.source.start;
                     let piece = segment.text.get(from..to).unwrap_or_default();
@@ -104,7 +112,12 @@ fn char_width(c: char) -> usize {
     Span::raw(&*c.encode_utf8(&mut buf)).width()
 }
 
-/// Breaks each line into lines at most `width` columns wide.
+fn str_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// Breaks each line into lines at most `width` columns wide, at spaces where it can and
+/// inside a word only when the word is wider than the line.
 pub fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
     let mut out = Vec::with_capacity(lines.len());
@@ -113,29 +126,59 @@ pub fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
             out.push(line);
             continue;
         }
-        let mut current = Line::default().style(line.style);
+        let base = line.style;
+        let mut current = Line::default().style(base);
         let mut used = 0;
         for span in line.spans {
-            let mut piece = String::new();
-            for c in span.content.chars() {
-                let w = char_width(c);
-                if used + w > width && used > 0 {
-                    if !piece.is_empty() {
-                        current
-                            .spans
-                            .push(Span::styled(std::mem::take(&mut piece), span.style));
-                    }
-                    out.push(std::mem::replace(
-                        &mut current,
-                        Line::default().style(line.style),
-                    ));
+            // A badge is one word: its inner spaces never break it.
+            let is_badge = span.content.starts_with('⟨') && span.content.ends_with('⟩');
+            let words: Vec<&str> = if is_badge {
+                vec![span.content.as_ref()]
+            } else {
+                span.content.split_inclusive(' ').collect()
+            };
+            for word in words {
+                let w = str_width(word);
+                let w_trimmed = str_width(word.trim_end_matches(' '));
+                if used > 0 && used + w_trimmed > width && w_trimmed <= width {
+                    out.push(std::mem::replace(&mut current, Line::default().style(base)));
                     used = 0;
                 }
-                piece.push(c);
-                used += w;
-            }
-            if !piece.is_empty() {
-                current.spans.push(Span::styled(piece, span.style));
+                if used + w <= width || w_trimmed > width {
+                    if w <= width - used.min(width) {
+                        current
+                            .spans
+                            .push(Span::styled(word.to_string(), span.style));
+                        used += w;
+                        continue;
+                    }
+                    // A word wider than the line: break it at the width.
+                    let mut piece = String::new();
+                    for c in word.chars() {
+                        let cw = char_width(c);
+                        if used + cw > width && used > 0 {
+                            if !piece.is_empty() {
+                                current
+                                    .spans
+                                    .push(Span::styled(std::mem::take(&mut piece), span.style));
+                            }
+                            out.push(std::mem::replace(&mut current, Line::default().style(base)));
+                            used = 0;
+                        }
+                        piece.push(c);
+                        used += cw;
+                    }
+                    if !piece.is_empty() {
+                        current.spans.push(Span::styled(piece, span.style));
+                    }
+                } else {
+                    // Only trailing spaces overflow: keep the word, drop the overflow.
+                    current.spans.push(Span::styled(
+                        word.trim_end_matches(' ').to_string(),
+                        span.style,
+                    ));
+                    used += w_trimmed;
+                }
             }
         }
         out.push(current);
@@ -215,5 +258,8 @@ mod tests {
         assert_eq!(wrapped.len(), 4);
         assert_eq!(plain(&wrapped[2]), "gh");
         assert_eq!(line_of(&index, 10), 3);
+        let words = wrap(vec![Line::raw("one two three")], 8);
+        let texts: Vec<String> = words.iter().map(plain).collect();
+        assert_eq!(texts, ["one two ", "three"]);
     }
 }
