@@ -6,7 +6,9 @@
 //! handle, so methods take `&mut self` and the trait only needs `Send`. Every string in these
 //! types is untrusted unless its doc says otherwise and must go through
 //! [`crate::review::sanitize`] before it reaches the terminal. Secret values are never in
-//! these types except in the `String` that [`ReviewSource::reveal`] returns.
+//! these types except in the `String` that [`ReviewSource::reveal`] returns: a source hands
+//! out summaries and source messages with each matched secret's bytes overwritten (same byte
+//! length, so span ranges stay valid), and the UI draws a mask over those ranges anyway.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -176,14 +178,15 @@ pub struct SourceMessage {
     /// Hex SHA-256 of the content (trusted: computed by the gate).
     pub sha256: String,
     pub content: String,
-    /// Byte ranges of `content` the UI must mask (matched secrets).
+    /// Byte ranges of `content` holding matched secrets (already overwritten by the source;
+    /// the UI draws a mask over them).
     pub masked: Vec<Range<usize>>,
 }
 
 /// What a highlighted span of the summary is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpanKind {
-    /// A matched secret: the UI shows a mask, never the bytes.
+    /// A matched secret (bytes already overwritten by the source): the UI shows a mask.
     MaskedSecret {
         finding_id: String,
         rule_id: String,

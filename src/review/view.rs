@@ -193,6 +193,10 @@ pub fn build_view(app: &App, theme: &Theme) -> View {
 fn header(app: &App, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(" cq review ", theme.style(Role::Title))];
     let sep = || Span::styled(" │ ", theme.style(Role::Dim));
+    if app.options.readonly {
+        spans.push(sep());
+        spans.push(Span::styled("READ-ONLY", theme.style(Role::Warning)));
+    }
     let counts: Vec<String> = crate::review::source::Status::ALL
         .iter()
         .filter_map(|s| app.queue.counts.get(s).map(|n| format!("{n} {}", s.word())))
@@ -232,10 +236,7 @@ fn header(app: &App, theme: &Theme) -> Line<'static> {
             theme.style(Role::Warning),
         ));
     }
-    if app.options.readonly {
-        spans.push(sep());
-        spans.push(Span::styled("READ-ONLY", theme.style(Role::Warning)));
-    }
+
     spans.push(sep());
     spans.push(Span::styled(
         format!("reviewer {}", app.options.reviewer),

@@ -153,6 +153,37 @@ pub fn item_anomalies(item: &ItemDetail) -> usize {
             .sum::<usize>()
 }
 
+/// Secret values the reviewer revealed, by finding id. Its `Debug` never prints a value, so
+/// a debug dump of the state cannot leak one.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Revealed(BTreeMap<String, String>);
+
+impl Revealed {
+    pub fn get(&self, finding_id: &str) -> Option<&String> {
+        self.0.get(finding_id)
+    }
+
+    pub fn insert(&mut self, finding_id: String, value: String) {
+        self.0.insert(finding_id, value);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Revealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.keys().map(|k| format!("{k}: <redacted>")))
+            .finish()
+    }
+}
+
 /// The open item and how it is being looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetailState {
@@ -167,15 +198,15 @@ pub struct DetailState {
     /// Selected finding in the checks pane.
     pub finding: usize,
     /// Secret values the reviewer revealed, by finding id.
-    pub revealed: BTreeMap<String, String>,
+    pub revealed: Revealed,
     pub rerun: RerunState,
     pub diff: DiffKind,
     pub diff_scroll: usize,
     pub audit: Option<Result<AuditView, String>>,
     pub audit_generation: u64,
     pub audit_scroll: usize,
-    /// A decision asked for before the item arrived.
-    pub pending_decision: Option<DecisionKind>,
+    /// A decision asked for before the item arrived, with `:release REASON NOTE` words.
+    pub pending_decision: Option<(DecisionKind, Option<String>, String)>,
 }
 
 impl DetailState {
@@ -189,7 +220,7 @@ impl DetailState {
             scroll: [0; 3],
             zoom: false,
             finding: 0,
-            revealed: BTreeMap::new(),
+            revealed: Revealed::default(),
             rerun: RerunState::Idle,
             diff: DiffKind::Summary,
             diff_scroll: 0,
@@ -228,8 +259,9 @@ impl App {
                 detail.finding = detail.finding.min(all.len().saturating_sub(1));
                 detail.item = Some(item);
                 detail.error = None;
-                if let Some(kind) = detail.pending_decision.take() {
+                if let Some((kind, reason, note)) = detail.pending_decision.take() {
                     self.open_decision(kind);
+                    self.prefill_dialog(reason.as_deref(), &note);
                 }
             }
             Err(e) => detail.error = Some(e),
@@ -291,7 +323,7 @@ impl App {
             return;
         };
         let Some(item) = detail.item.as_ref() else {
-            detail.pending_decision = Some(kind);
+            detail.pending_decision = Some((kind, None, String::new()));
             return;
         };
         let mut dialog = DecisionDialog::new(

@@ -346,6 +346,16 @@ impl App {
 
     /// Fills the dialog from `:release REASON NOTE…`.
     pub(crate) fn prefill_dialog(&mut self, reason: Option<&str>, note: &str) {
+        if let Some((_, r, n)) = self
+            .detail
+            .as_mut()
+            .and_then(|d| d.pending_decision.as_mut())
+        {
+            // The dialog opens when the item arrives; fill it then.
+            *r = reason.map(str::to_string);
+            *n = note.to_string();
+            return;
+        }
         if let Some(Overlay::Decision(dialog)) = self.overlay.as_mut() {
             if let Some(code) = reason {
                 match dialog.reasons.iter().position(|r| r.code == code) {

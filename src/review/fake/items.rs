@@ -124,16 +124,21 @@ pub(super) fn build_item(n: usize) -> ItemDetail {
     let base = "Progress: tests pass on branch feature/login; INV-1 branch main is protected.";
     let (outcome, reason, summary): (Outcome, &str, String) = match n % 7 {
         0 => {
-            let summary = format!("{base} Uploaded build with key {KEY} to s3://builds.");
+            // The store hands text out with secret bytes already overwritten (same length).
+            let masked = "*".repeat(KEY.len());
+            let summary = format!("{base} Uploaded build with key {masked} to s3://builds.");
             let mut tool = msg(
                 Role::Tool,
                 3,
-                &format!("aws s3 cp build.tar s3://builds --key {KEY}\nupload: ok"),
+                &format!("aws s3 cp build.tar s3://builds --key {masked}\nupload: ok"),
             );
-            tool.masked = vec![range_of(&tool.content, KEY)];
+            tool.sha256 = sha256_hex(&format!(
+                "aws s3 cp build.tar s3://builds --key {KEY}\nupload: ok"
+            ));
+            tool.masked = vec![range_of(&tool.content, &masked)];
             sources.push(tool);
             spans.push(SummarySpan {
-                range: range_of(&summary, KEY),
+                range: range_of(&summary, &masked),
                 kind: SpanKind::MaskedSecret {
                     finding_id: format!("F-{n}-1"),
                     rule_id: "aws_access_key".into(),
