@@ -7,7 +7,12 @@
 use cq::review::action::Action;
 use cq::review::app::AppOptions;
 use cq::review::fake::{FakeSource, FAKE_NOW};
+use cq::review::filter::Filter;
 use cq::review::headless::Headless;
+use cq::review::source::{
+    AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, QueueRow,
+    ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort, Status,
+};
 use crossterm::event::KeyCode;
 
 fn options(readonly: bool, reviewer: &str) -> AppOptions {
@@ -288,4 +293,68 @@ fn command_line() {
         .type_text(" status:bogus")
         .key(KeyCode::Enter);
     snap("filter_error", &h);
+}
+
+/// A source whose store is broken: every read fails with a clear error.
+struct BrokenStore;
+
+impl ReviewSource for BrokenStore {
+    fn queue_page(
+        &mut self,
+        filter: &Filter,
+        _: Sort,
+        _: usize,
+        _: usize,
+    ) -> anyhow::Result<QueuePage> {
+        if filter.is_empty() {
+            let row = QueueRow {
+                id: ItemId("q-0001".into()),
+                tenant: "acme".into(),
+                task: "deploy-api".into(),
+                status: Status::Quarantined,
+                outcome: cq::review::source::Outcome::Finding,
+                main_reason: "secret.aws_access_key".into(),
+                created_unix: FAKE_NOW - 60,
+                anomaly_count: 0,
+            };
+            return Ok(QueuePage {
+                rows: vec![row],
+                total: 1,
+                counts_by_status: Default::default(),
+            });
+        }
+        anyhow::bail!("database is locked; close other writers of \"cq.db\" and retry")
+    }
+    fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
+        anyhow::bail!("item \"{id}\" has no report: the store is corrupt at row 7")
+    }
+    fn rerun(&mut self, _: &ItemId) -> anyhow::Result<RerunOutcome> {
+        anyhow::bail!("policy \"default\" is missing")
+    }
+    fn decide(&mut self, _: &ItemId, _: &DecisionRequest) -> Result<Receipt, DecisionRefusal> {
+        Err(DecisionRefusal::Failed("disk full".into()))
+    }
+    fn reveal(&mut self, _: &ItemId, _: &str, _: &str) -> anyhow::Result<String> {
+        anyhow::bail!("audit log is read-only")
+    }
+    fn audit_status(&mut self, _: &ItemId) -> anyhow::Result<AuditView> {
+        anyhow::bail!("audit log missing")
+    }
+    fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn errors_from_the_store_are_shown_in_place() {
+    let mut h = Headless::new(BrokenStore, options(false, "alice"), 100, 12).unwrap();
+    h.update(Action::Open);
+    insta::assert_snapshot!("detail_load_error", h.text().unwrap());
+    h.update(Action::Audit);
+    insta::assert_snapshot!("audit_error", h.text().unwrap());
+    h.update(Action::Back).update(Action::Back);
+    h.update(Action::Filter)
+        .type_text("acme")
+        .key(KeyCode::Enter);
+    insta::assert_snapshot!("queue_load_error", h.text().unwrap());
 }

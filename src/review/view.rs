@@ -20,7 +20,7 @@ pub use detail::finding_lines;
 pub use queue::queue_scroll_top;
 
 use crate::review::action::Action;
-use crate::review::app::{App, Overlay, Pane, Screen};
+use crate::review::app::{App, Overlay, Screen};
 use crate::review::theme::{Role, Theme};
 
 /// Braille spinner frames, advanced by ticks.
@@ -345,9 +345,4 @@ fn footer(app: &App, theme: &Theme) -> Line<'static> {
         spans.push(Span::raw(format!(" {} ", footer_label(action))));
     }
     Line::from(spans).style(theme.style(Role::StatusBar))
-}
-
-/// The focused pane's index in [`Pane::ALL`], for widgets and tests.
-pub fn focused_index(app: &App) -> Option<usize> {
-    app.detail.as_ref().map(|d| d.focus).map(Pane::index)
 }

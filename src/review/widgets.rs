@@ -63,8 +63,18 @@ impl Widget for &QueueView {
             .column_spacing(1)
             .render(inner, buf);
         if let Some(placeholder) = &self.placeholder {
-            let line_area = Rect::new(inner.x, inner.y + 1, inner.width, 1).intersection(inner);
-            Paragraph::new(placeholder.clone()).render(line_area, buf);
+            let below_titles = Rect::new(
+                inner.x,
+                inner.y.saturating_add(1),
+                inner.width,
+                inner.height.saturating_sub(1),
+            )
+            .intersection(inner);
+            let lines = crate::review::view::text::wrap(
+                vec![placeholder.clone()],
+                usize::from(inner.width),
+            );
+            Paragraph::new(lines).render(below_titles, buf);
         }
     }
 }

@@ -133,6 +133,9 @@ impl App {
             Overlay::Filter(input) => {
                 match key.code {
                     KeyCode::Esc => self.overlay = None,
+                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        self.overlay = None;
+                    }
                     KeyCode::Enter => {
                         let text = input.text.clone();
                         self.overlay = None;
@@ -153,6 +156,9 @@ impl App {
             Overlay::Command(input) => {
                 match key.code {
                     KeyCode::Esc => self.overlay = None,
+                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        self.overlay = None;
+                    }
                     KeyCode::Enter => {
                         let line = input.text.clone();
                         self.overlay = None;

@@ -403,17 +403,9 @@ pub fn detail_body(app: &App, theme: &Theme, body: Rect) -> Body {
             .iter()
             .zip(rects)
             .filter_map(|(p, r)| {
-                r.map(|r| {
-                    pane(
-                        app,
-                        r,
-                        *p,
-                        pane_title(*p).into(),
-                        vec![line.clone()],
-                        0,
-                        theme,
-                    )
-                })
+                let r = r?;
+                let lines = text::wrap(vec![line.clone()], inner(r).0);
+                Some(pane(app, r, *p, pane_title(*p).into(), lines, 0, theme))
             })
             .collect();
         return Body::Panes { title, panes };

@@ -139,6 +139,11 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
     } else {
         None
     };
+    let (rows, selected) = if q.error.is_some() {
+        (Vec::new(), None)
+    } else {
+        (rows, selected)
+    };
     QueueView {
         area,
         title,
