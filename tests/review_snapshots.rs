@@ -358,3 +358,18 @@ fn errors_from_the_store_are_shown_in_place() {
         .key(KeyCode::Enter);
     insta::assert_snapshot!("queue_load_error", h.text().unwrap());
 }
+
+#[test]
+fn summary_highlights_have_a_style_per_kind() {
+    for (id, name) in [
+        ("q-0001", "summary_secret_mask_styled"),
+        ("q-0002", "summary_conflict_styled"),
+        ("q-0003", "summary_authority_styled"),
+        ("q-0004", "summary_pinned_styled"),
+    ] {
+        let mut h = ui(90, 10);
+        open(&mut h, id);
+        h.update(Action::Zoom);
+        snap_styled(name, &h);
+    }
+}

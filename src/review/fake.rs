@@ -12,7 +12,9 @@ use std::fmt::Write as _;
 use sha2::{Digest, Sha256};
 
 mod items;
+mod large;
 use items::build_item;
+pub use large::LargeSource;
 
 use crate::review::filter::Filter;
 use crate::review::source::{
