@@ -8,7 +8,7 @@ use super::{build_item, row_of, FakeSource};
 use crate::review::filter::Filter;
 use crate::review::source::{
     AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, QueueRow,
-    ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort, Status,
+    ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort,
 };
 
 /// `len` items cycling through the fake's twenty kinds.
@@ -132,6 +132,7 @@ impl ReviewSource for LargeSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::review::source::Status;
 
     #[test]
     fn pages_without_materialising_the_queue() {
