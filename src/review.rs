@@ -116,8 +116,14 @@ pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Res
         if let Some(event) = event {
             effects.extend(app.update(event));
         }
-        for result in results_rx.try_iter() {
-            effects.extend(app.update(Event::Worker(Box::new(result))));
+        loop {
+            match results_rx.try_recv() {
+                Ok(result) => effects.extend(app.update(Event::Worker(Box::new(result)))),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    anyhow::bail!("the worker thread stopped; the data source failed")
+                }
+            }
         }
     }
 }

@@ -190,9 +190,7 @@ impl App {
     }
 
     fn on_action(&mut self, action: Action) -> Vec<Effect> {
-        if action != Action::Quit || self.overlay.is_none() {
-            self.message = None;
-        }
+        self.message = None;
         if self.overlay.is_some() {
             return self.on_overlay_action(action);
         }
