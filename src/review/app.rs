@@ -261,9 +261,19 @@ impl App {
         if self.overlay.is_some() {
             return Vec::new();
         }
+        let scroll = match mouse.kind {
+            MouseEventKind::ScrollDown => Some(Action::MoveDown),
+            MouseEventKind::ScrollUp => Some(Action::MoveUp),
+            _ => None,
+        };
+        if let Some(action) = scroll {
+            // The wheel scrolls the pane under the pointer.
+            if self.screen == Screen::Detail {
+                self.click_pane(mouse.column, mouse.row);
+            }
+            return self.on_action(action);
+        }
         match mouse.kind {
-            MouseEventKind::ScrollDown => self.on_action(Action::MoveDown),
-            MouseEventKind::ScrollUp => self.on_action(Action::MoveUp),
             MouseEventKind::Down(MouseButton::Left) => match self.screen {
                 Screen::Queue => self.click_queue_row(mouse.row),
                 Screen::Detail => {

@@ -99,6 +99,13 @@ impl Key {
                 },
             },
         };
+        let code = match code {
+            // Terminals report ctrl-letters in lower case.
+            KeyCode::Char(c) if modifiers.contains(KeyModifiers::CONTROL) => {
+                KeyCode::Char(c.to_ascii_lowercase())
+            }
+            code => code,
+        };
         Ok(Key { code, modifiers })
     }
 
@@ -201,7 +208,7 @@ impl Keymap {
         let mut seen: Vec<(Key, Action)> = Vec::new();
         for (action, keys) in &self.bindings {
             for key in keys {
-                if let Some((_, first)) = seen.iter().find(|(k, _)| k == key) {
+                if let Some((_, first)) = seen.iter().find(|(k, a)| k == key && a != action) {
                     return Err(KeymapError::Conflict {
                         key: key.to_string(),
                         first: first.name().into(),
@@ -296,6 +303,13 @@ mod tests {
         assert!(load("[keys]\nquit = [\"hyper-q\"]").contains("bad key"));
         assert!(load("[keys]\nquit = \"q\"").contains("must be a list"));
         assert!(load("[keys]\nquit = [\"j\"]").contains("bound to both"));
+        let user: toml::Table = toml::from_str("[keys]\nquit = [\"ctrl-Q\", \"ctrl-q\"]").unwrap();
+        let km = Keymap::default_keymap()
+            .unwrap()
+            .with_overrides(user.get("keys"))
+            .unwrap();
+        let ev = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL);
+        assert_eq!(km.action_for(&ev), Some(Action::Quit));
     }
 
     #[test]
