@@ -359,3 +359,14 @@ fn decided_item_is_refreshed_in_queue_and_detail() {
     assert_eq!(detail.status, Status::Rejected);
     assert_eq!(h.app.queue.counts.get(&Status::Rejected), Some(&2));
 }
+
+#[test]
+fn scrolling_stops_at_the_end_so_up_moves_at_once() {
+    let mut h = Headless::new(FakeSource::new(), options(200), 100, 12).unwrap();
+    h.update(Action::Open).update(Action::PrevPane);
+    h.update(Action::Bottom);
+    let bottom = h.app.detail.as_ref().unwrap().scroll[0];
+    assert!(bottom > 0);
+    h.update(Action::MoveUp);
+    assert_eq!(h.app.detail.as_ref().unwrap().scroll[0], bottom - 1);
+}

@@ -346,3 +346,15 @@ fn footer(app: &App, theme: &Theme) -> Line<'static> {
     }
     Line::from(spans).style(theme.style(Role::StatusBar))
 }
+
+/// How far the focused scrolling pane (or the diff / audit pane) can scroll.
+pub fn scroll_limit(app: &App) -> usize {
+    let view = build_view(app, &Theme::plain());
+    match &view.body {
+        Body::Panes { panes, .. } => panes
+            .iter()
+            .find(|p| p.focused)
+            .map_or(0, |p| p.lines.len().saturating_sub(inner(p.area).1)),
+        Body::Queue(_) => 0,
+    }
+}

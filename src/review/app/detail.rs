@@ -396,6 +396,16 @@ impl App {
             if screen == Screen::Detail && detail.focus == Pane::Checks {
                 detail.finding = detail.finding.min(finding_count.saturating_sub(1));
                 self.follow_finding();
+                return Vec::new();
+            }
+            let limit = crate::review::view::scroll_limit(self);
+            if let Some(detail) = self.detail.as_mut() {
+                let target = match screen {
+                    Screen::Diff => &mut detail.diff_scroll,
+                    Screen::Audit => &mut detail.audit_scroll,
+                    _ => &mut detail.scroll[detail.focus.index()],
+                };
+                *target = (*target).min(limit);
             }
             return Vec::new();
         }
