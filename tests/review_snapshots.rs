@@ -262,6 +262,9 @@ fn help_overlay_is_generated_from_the_keymap() {
     let mut h = Headless::new(FakeSource::readonly(), options(true, "ir"), 100, 36).unwrap();
     h.update(Action::Help);
     snap("help_readonly", &h);
+    let mut h = ui(140, 20);
+    h.update(Action::Help);
+    snap("help_two_columns", &h);
 }
 
 #[test]

@@ -25,11 +25,15 @@ pub fn centred(area: Rect, width: u16, height: u16) -> Rect {
 
 pub fn overlay_view(app: &App, theme: &Theme, area: Rect) -> Option<OverlayView> {
     let (title, lines, role) = match app.overlay.as_ref()? {
-        Overlay::Help => (
-            " Help: keys ".to_string(),
-            help_lines(app, theme),
-            Role::Focus,
-        ),
+        Overlay::Help => {
+            let lines = help_lines(app, theme);
+            let lines = if lines.len() + 2 > usize::from(area.height) {
+                two_columns(lines)
+            } else {
+                lines
+            };
+            (" Help: keys ".to_string(), lines, Role::Focus)
+        }
         Overlay::Decision(dialog) => {
             let role = match dialog.kind {
                 DecisionKind::Release => Role::Ok,
@@ -98,6 +102,25 @@ fn keys_line(pairs: &[(&str, &str)], theme: &Theme) -> Line<'static> {
         spans.push(Span::raw(format!(" {what}   ")));
     }
     Line::from(spans)
+}
+
+/// Folds a long list into two columns side by side (for short terminals).
+fn two_columns(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    let half = lines.len().div_ceil(2);
+    let width = lines.iter().take(half).map(Line::width).max().unwrap_or(0) + 3;
+    let mut right = lines.clone().into_iter().skip(half);
+    lines
+        .into_iter()
+        .take(half)
+        .map(|mut left| {
+            let pad = width.saturating_sub(left.width());
+            left.spans.push(Span::raw(" ".repeat(pad)));
+            if let Some(r) = right.next() {
+                left.spans.extend(r.spans);
+            }
+            left
+        })
+        .collect()
 }
 
 fn help_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
