@@ -7,6 +7,13 @@
 //! [`widgets`]). Every untrusted string reaches the terminal through [`sanitize`]. The data
 //! comes from a [`source::ReviewSource`], so the UI runs the same on the SQLite store and on
 //! the in-memory [`fake::FakeSource`] used by tests.
+//!
+//! Wiring `cq review`: open the store (read-only for `--readonly`), wrap it in a type that
+//! implements [`source::ReviewSource`], and call
+//! `run(Box::new(source), ReviewOptions::from_env(readonly, reviewer, config))`. The adapter
+//! overwrites matched secret bytes before handing text out, computes each row's
+//! `anomaly_count` with [`sanitize::anomaly_count`], and answers `queue_page` with a paged
+//! query. [`headless::Headless`] drives the same UI without a terminal (tests, benchmarks).
 
 pub mod action;
 pub mod app;

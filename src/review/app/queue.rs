@@ -115,8 +115,16 @@ impl App {
     fn move_selection(&mut self, to: usize) -> Vec<Effect> {
         let last = self.queue.total.saturating_sub(1);
         self.queue.selected = to.min(last);
+        // Every row on screen must be loaded: ask for the page around the selection when
+        // the visible window runs past the loaded one.
+        let visible = self.body_rows().saturating_sub(1);
+        let top = crate::review::view::queue_scroll_top(self.queue.selected, visible);
+        let bottom = (top + visible).min(self.queue.total);
         let loaded = self.queue.offset..self.queue.offset + self.queue.rows.len();
-        if self.queue.total > 0 && !loaded.contains(&self.queue.selected) {
+        let shown = top..bottom;
+        let covered = shown.is_empty()
+            || (loaded.contains(&shown.start) && loaded.contains(&(shown.end - 1)));
+        if self.queue.total > 0 && !covered {
             return self.reload_queue();
         }
         Vec::new()
