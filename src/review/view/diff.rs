@@ -59,6 +59,10 @@ pub fn masked_summary(item: &ItemDetail) -> String {
             _ => None,
         })
         .collect();
+    let text = &item.summary_text;
+    spans.retain(|(r, _)| {
+        r.start <= r.end && text.is_char_boundary(r.start) && text.is_char_boundary(r.end)
+    });
     spans.sort_by_key(|(r, _)| r.start);
     let mut out = String::new();
     let mut at = 0;

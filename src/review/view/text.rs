@@ -30,6 +30,12 @@ pub fn untrusted(
     highlights: &[Highlight],
     theme: &Theme,
 ) -> Vec<(Line<'static>, usize)> {
+    // A range that is out of bounds or splits a character is ignored rather than trusted:
+    // slicing at it would drop text.
+    let valid = |r: &Range<usize>| {
+        r.start <= r.end && input.is_char_boundary(r.start) && input.is_char_boundary(r.end)
+    };
+    let highlights: Vec<&Highlight> = highlights.iter().filter(|h| valid(&h.range)).collect();
     let sanitized = sanitize(input);
     let mut lines: Vec<(Line<'static>, usize)> = vec![(Line::default(), 0)];
     let mut replaced: Vec<usize> = Vec::new();
@@ -40,6 +46,7 @@ pub fn untrusted(
         let replacement_at = |range: &Range<usize>| {
             highlights
                 .iter()
+                .copied()
                 .enumerate()
                 .find(|(_, h)| h.replacement.is_some() && overlaps(&h.range, range))
         };
@@ -94,8 +101,8 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-/// Untrusted one-line text (newlines shown as badges would be noise: they become spaces
-/// after sanitizing, and count like any other line break).
+/// Untrusted text on one line: a line break is shown as a `⏎` badge, so a field that
+/// should be one line cannot push text onto the next one.
 pub fn untrusted_inline(input: &str, base: Style, theme: &Theme) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     for (n, (line, _)) in untrusted(input, base, &[], theme).into_iter().enumerate() {
@@ -249,6 +256,17 @@ mod tests {
         assert_eq!(spans[0].style, theme().style(Role::Conflict));
         assert_eq!(spans[1].content, "⟨ESC[1m⟩");
         assert_eq!(spans[1].style, theme().style(Role::Badge));
+    }
+
+    #[test]
+    fn a_range_that_splits_a_character_hides_nothing() {
+        let h = Highlight {
+            range: 1..2,
+            style: Style::default(),
+            replacement: Some(vec![Span::raw("[masked]")]),
+        };
+        let lines = untrusted("é and more", Style::default(), &[h], &theme());
+        assert_eq!(plain(&lines[0].0), "é and more");
     }
 
     #[test]
