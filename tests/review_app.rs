@@ -370,3 +370,25 @@ fn scrolling_stops_at_the_end_so_up_moves_at_once() {
     h.update(Action::MoveUp);
     assert_eq!(h.app.detail.as_ref().unwrap().scroll[0], bottom - 1);
 }
+
+#[test]
+fn tiny_terminals_never_panic() {
+    for (w, h) in [(1, 1), (2, 2), (10, 3), (20, 5), (40, 8), (99, 10)] {
+        let mut ui = Headless::new(FakeSource::new(), options(200), w, h).unwrap();
+        ui.render().unwrap();
+        ui.update(Action::Help);
+        ui.render().unwrap();
+        ui.update(Action::Back).update(Action::Open);
+        ui.render().unwrap();
+        ui.update(Action::Zoom);
+        ui.render().unwrap();
+        ui.update(Action::Reject);
+        ui.render().unwrap();
+        ui.update(Action::Back).update(Action::ToggleDiff);
+        ui.render().unwrap();
+        ui.update(Action::Back).update(Action::Audit);
+        ui.render().unwrap();
+        ui.update(Action::Bottom).update(Action::MoveUp);
+        ui.render().unwrap();
+    }
+}
