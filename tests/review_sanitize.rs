@@ -2,6 +2,10 @@
 //! input can get a dangerous code point past it.
 #![allow(clippy::unwrap_used)]
 
+use cq::review::action::Action;
+use cq::review::app::AppOptions;
+use cq::review::fake::{FakeSource, FAKE_NOW};
+use cq::review::headless::Headless;
 use cq::review::sanitize::{sanitize, SegmentKind};
 use proptest::prelude::*;
 use serde::Deserialize;
@@ -121,5 +125,93 @@ proptest! {
         let out = sanitize(&input);
         let badges = out.segments.iter().filter(|s| s.kind == SegmentKind::Badge).count();
         prop_assert!(out.anomaly_count <= badges);
+    }
+}
+
+/// Puts `evil` into every untrusted field of the first item.
+fn poisoned_source(evil: &str) -> FakeSource {
+    let mut source = FakeSource::new();
+    let item = &mut source.items[0];
+    item.tenant = format!("acme{evil}");
+    item.task = format!("deploy{evil}");
+    item.main_reason = format!("reason{evil}");
+    item.summary_text = format!("{evil}{}{evil}", item.summary_text);
+    item.summary_spans.clear();
+    for message in &mut item.sources {
+        message.content = format!("{evil}{}", message.content);
+        message.masked.clear();
+        message.message_id = format!("m{evil}");
+    }
+    for check in &mut item.checks {
+        check.detail = format!("detail{evil}");
+        check.code = Some(format!("code{evil}"));
+        for row in &mut check.constraints {
+            row.constraint_id = format!("INV{evil}");
+            row.claim_status = evil.to_string();
+        }
+    }
+    for claim in &mut item.claims {
+        claim.preserved_predicate = format!("x {evil} y");
+    }
+    for pinned in &mut item.pinned {
+        pinned.returned = Some(format!("{evil} {}", pinned.text));
+    }
+    item.previous_summary = Some(format!("old {evil}"));
+    for receipt in &mut item.receipts {
+        receipt.body = format!("{{\"x\":\"{evil}\"}}");
+        receipt.kind = format!("verdict{evil}");
+    }
+    source
+}
+
+fn assert_screen_clean(h: &Headless<FakeSource>, what: &str) {
+    let buffer = h.render().unwrap();
+    for cell in buffer.content() {
+        let symbol = cell.symbol();
+        assert!(
+            !symbol.chars().any(|c| forbidden(c) && c != '⟨' && c != '⟩'),
+            "{what}: {symbol:?} reached the screen"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever an attacker writes into any field, no dangerous code point is drawn on any
+    /// screen: every untrusted string goes through the sanitizer.
+    #[test]
+    fn no_screen_draws_a_dangerous_char(
+        evil in proptest::collection::vec(
+            prop_oneof![
+                Just('\u{1b}'), Just('['), Just(']'), Just('\u{7}'), Just('\u{9b}'),
+                Just('\u{202e}'), Just('\u{2066}'), Just('\u{200b}'), Just('\u{e0041}'),
+                Just('\u{feff}'), Just('\u{fe0f}'), Just('\u{e000}'), Just('\r'), Just('\t'),
+                Just('\n'), Just('\u{85}'), Just('\u{7f}'), Just('\u{2028}'), any::<char>(),
+            ],
+            1..24,
+        ).prop_map(|chars| chars.into_iter().collect::<String>())
+    ) {
+        let options = AppOptions {
+            readonly: false,
+            reviewer: "alice".into(),
+            now_unix: FAKE_NOW,
+            page_size: 50,
+        };
+        let mut h = Headless::new(poisoned_source(&evil), options, 160, 40).unwrap();
+        h.update(Action::Sort).update(Action::Sort);
+        h.update(Action::Filter).type_text("q-0001").update(Action::Back);
+        assert_screen_clean(&h, "queue");
+        h.update(Action::Open);
+        assert_screen_clean(&h, "detail");
+        h.update(Action::ToggleDiff);
+        for kind in ["summary diff", "claims diff", "report diff", "pinned diff"] {
+            assert_screen_clean(&h, kind);
+            h.update(Action::NextPane);
+        }
+        h.update(Action::Back).update(Action::Audit);
+        assert_screen_clean(&h, "audit");
+        h.update(Action::Back).update(Action::Reject);
+        assert_screen_clean(&h, "decision dialog");
     }
 }
