@@ -95,6 +95,14 @@ impl Outcome {
         }
     }
 
+    /// The verdict this outcome belongs to: ACCEPTED only when every check passed.
+    pub fn verdict(self) -> &'static str {
+        match self {
+            Outcome::Accepted => "ACCEPTED",
+            _ => "QUARANTINED",
+        }
+    }
+
     /// A short label for narrow columns.
     pub fn short(self) -> &'static str {
         match self {
