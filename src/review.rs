@@ -71,8 +71,11 @@ impl ReviewOptions {
 /// Queue rows fetched per request.
 pub const PAGE_SIZE: usize = 200;
 
-/// How often the spinner advances while waiting for input.
+/// How often the spinner advances.
 const TICK: Duration = Duration::from_millis(100);
+
+/// How long to wait for input while a worker answer is awaited.
+const POLL_WAITING: Duration = Duration::from_millis(5);
 
 /// Runs the reviewer on the terminal until the user quits.
 pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Result<()> {
@@ -103,6 +106,7 @@ pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Res
         .context("while reading the terminal size")?;
     app.update(Event::Resize(size.width, size.height));
     let mut effects = app.start();
+    let mut last_tick = std::time::Instant::now();
     loop {
         for effect in effects.drain(..) {
             match effect {
@@ -115,13 +119,17 @@ pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Res
             .0
             .draw(|frame| frame.render_widget(&view, frame.area()))
             .context("while drawing")?;
-        let event = if crossterm::event::poll(TICK).context("while reading input")? {
-            Event::from_terminal(crossterm::event::read().context("while reading input")?)
-        } else {
-            Some(Event::Tick)
-        };
-        if let Some(event) = event {
-            effects.extend(app.update(event));
+        // Poll briefly while an answer is awaited, so it is drawn as soon as it arrives.
+        let timeout = if app.waiting() { POLL_WAITING } else { TICK };
+        if crossterm::event::poll(timeout).context("while reading input")? {
+            let read = crossterm::event::read().context("while reading input")?;
+            if let Some(event) = Event::from_terminal(read) {
+                effects.extend(app.update(event));
+            }
+        }
+        if last_tick.elapsed() >= TICK {
+            last_tick = std::time::Instant::now();
+            effects.extend(app.update(Event::Tick));
         }
         loop {
             match results_rx.try_recv() {

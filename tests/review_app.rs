@@ -392,3 +392,17 @@ fn tiny_terminals_never_panic() {
         ui.render().unwrap();
     }
 }
+
+#[test]
+fn waiting_is_true_exactly_while_an_answer_is_awaited() {
+    let mut h = ui();
+    assert!(!h.app.waiting());
+    h.hold().update(Action::Open);
+    assert!(h.app.waiting());
+    h.release();
+    assert!(!h.app.waiting());
+    h.hold().update(Action::Rerun);
+    assert!(h.app.waiting());
+    h.release();
+    assert!(!h.app.waiting());
+}

@@ -156,6 +156,22 @@ impl App {
         });
     }
 
+    /// Whether an answer from the worker is awaited (the run loop then polls faster).
+    pub fn waiting(&self) -> bool {
+        let detail_waiting = self.detail.as_ref().is_some_and(|d| {
+            (d.item.is_none() && d.error.is_none())
+                || (self.screen == Screen::Audit && d.audit.is_none())
+        });
+        let submitting = matches!(
+            &self.overlay,
+            Some(Overlay::Decision(d)) if d.stage == DialogStage::Submitting
+        );
+        self.queue.loading.is_some()
+            || !self.reruns_pending.is_empty()
+            || detail_waiting
+            || submitting
+    }
+
     /// Rows visible in a scrolling body (screen minus header, footer, borders).
     pub fn body_rows(&self) -> usize {
         usize::from(self.size.1.saturating_sub(5)).max(1)

@@ -139,6 +139,14 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
     } else {
         None
     };
+    // Wide enough for the visible ids (stores may use long ones), within reason.
+    let id_width = rows
+        .iter()
+        .filter_map(|cells| cells.get(1).map(Line::width))
+        .max()
+        .unwrap_or(2)
+        .clamp(4, 24);
+    let id_width = u16::try_from(id_width).unwrap_or(24);
     let (rows, selected) = if q.error.is_some() {
         (Vec::new(), None)
     } else {
@@ -149,7 +157,7 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
         title,
         columns: vec![
             ("", Constraint::Length(2)),
-            ("id", Constraint::Length(8)),
+            ("id", Constraint::Length(id_width)),
             ("status", Constraint::Length(13)),
             ("outcome", Constraint::Length(12)),
             ("reason", Constraint::Min(16)),
