@@ -19,8 +19,8 @@ pub mod verifier;
 pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
 pub mod checks;
 pub mod gate;
-pub mod report;
 pub mod loaded;
+pub mod report;
 pub mod request_json;
 
 pub use loaded::{EngineError, PolicyEngine};

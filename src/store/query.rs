@@ -20,8 +20,12 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 4] =
-        [Status::Quarantined, Status::Released, Status::Rejected, Status::Accepted];
+    pub const ALL: [Status; 4] = [
+        Status::Quarantined,
+        Status::Released,
+        Status::Rejected,
+        Status::Accepted,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -200,7 +204,9 @@ impl Store {
         values.push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
         let err = StoreError::sql("listing compactions");
         let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let rows = st.query_map(params_from_iter(values), summary_from_row).map_err(err)?;
+        let rows = st
+            .query_map(params_from_iter(values), summary_from_row)
+            .map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)
     }
 
@@ -219,7 +225,15 @@ impl Store {
     pub fn status_counts(&self) -> Result<Vec<(Status, u64)>, StoreError> {
         Status::ALL
             .into_iter()
-            .map(|s| Ok((s, self.count(&ListFilter { status: Some(s), ..ListFilter::default() })?)))
+            .map(|s| {
+                Ok((
+                    s,
+                    self.count(&ListFilter {
+                        status: Some(s),
+                        ..ListFilter::default()
+                    })?,
+                ))
+            })
             .collect()
     }
 
@@ -265,8 +279,9 @@ impl Store {
             return Ok(None);
         };
         let action: String = row.get(0).map_err(err)?;
-        let action = super::Action::parse(&action)
-            .ok_or_else(|| StoreError::Corrupt(format!("decision action \"{action}\" is unknown")))?;
+        let action = super::Action::parse(&action).ok_or_else(|| {
+            StoreError::Corrupt(format!("decision action \"{action}\" is unknown"))
+        })?;
         Ok(Some(Decision {
             action,
             reason: row.get(1).map_err(err)?,
@@ -348,7 +363,9 @@ impl Store {
              ORDER BY created_at DESC, id DESC LIMIT 1"
         );
         let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let mut rows = st.query(params![tenant_id, task_id, before_id]).map_err(err)?;
+        let mut rows = st
+            .query(params![tenant_id, task_id, before_id])
+            .map_err(err)?;
         match rows.next().map_err(err)? {
             Some(row) => Ok(Some(summary_from_row(row).map_err(err)?)),
             None => Ok(None),
@@ -365,7 +382,9 @@ impl Store {
             )
             .map_err(err)?;
         let rows = st
-            .query_map([id], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)))
+            .query_map([id], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))
+            })
             .map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)
     }

@@ -15,7 +15,10 @@ use fixtures::*;
 
 /// Records ingested; `CQ_BENCH_RECORDS` overrides it for quick profiling runs.
 fn ingest_count() -> usize {
-    std::env::var("CQ_BENCH_RECORDS").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000)
+    std::env::var("CQ_BENCH_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000)
 }
 const BATCH: usize = 1_000;
 const DECISIONS: usize = 1_000;
@@ -36,14 +39,24 @@ fn main() {
     // Ingest: typical requests (12 source messages, ~3 KB canonical JSON), 1,000 per batch.
     let ingest = ingest_count();
     let items: Vec<_> = (0..ingest).map(compaction).collect();
-    let bytes: usize = items.iter().map(|c| c.request_json.len() + c.report.report_json.len()).sum();
+    let bytes: usize = items
+        .iter()
+        .map(|c| c.request_json.len() + c.report.report_json.len())
+        .sum();
     let t = Instant::now();
     for batch in items.chunks(BATCH) {
         for r in store.record_batch(batch).unwrap() {
             r.unwrap();
         }
     }
-    rows.push(Row { what: format!("ingest, batches of {BATCH} (avg {} B/record)", bytes / ingest), n: ingest, took: t.elapsed() });
+    rows.push(Row {
+        what: format!(
+            "ingest, batches of {BATCH} (avg {} B/record)",
+            bytes / ingest
+        ),
+        n: ingest,
+        took: t.elapsed(),
+    });
 
     // Single verdicts, one transaction and checkpoint each (`cq check --store`).
     let singles: Vec<_> = (ingest..ingest + 200).map(compaction).collect();
@@ -51,10 +64,17 @@ fn main() {
     for c in &singles {
         store.record_verdict(c).unwrap();
     }
-    rows.push(Row { what: "record one verdict (own transaction + checkpoint)".into(), n: singles.len(), took: t.elapsed() });
+    rows.push(Row {
+        what: "record one verdict (own transaction + checkpoint)".into(),
+        n: singles.len(),
+        took: t.elapsed(),
+    });
 
     // Decisions: one signed receipt, one checkpoint, one fsync each.
-    let quarantined = ListFilter { status: Some(Status::Quarantined), ..ListFilter::default() };
+    let quarantined = ListFilter {
+        status: Some(Status::Quarantined),
+        ..ListFilter::default()
+    };
     let targets: Vec<_> = (0..ingest)
         .filter(|i| i % 3 == 1)
         .take(DECISIONS)
@@ -72,20 +92,50 @@ fn main() {
         };
         store.decide(&req, &team.carol, &rules).unwrap();
     }
-    rows.push(Row { what: "decide (signed receipt + checkpoint)".into(), n: targets.len(), took: t.elapsed() });
+    rows.push(Row {
+        what: "decide (signed receipt + checkpoint)".into(),
+        n: targets.len(),
+        took: t.elapsed(),
+    });
 
     // The queue: count and a deep page, as the TUI asks for them.
     let t = Instant::now();
     let total = store.count(&quarantined).unwrap();
-    rows.push(Row { what: format!("count quarantined ({total})"), n: 1, took: t.elapsed() });
+    rows.push(Row {
+        what: format!("count quarantined ({total})"),
+        n: 1,
+        took: t.elapsed(),
+    });
     let t = Instant::now();
-    let page = store.list(&quarantined, SortKey::NewestFirst, total.saturating_sub(100), 100).unwrap();
+    let page = store
+        .list(
+            &quarantined,
+            SortKey::NewestFirst,
+            total.saturating_sub(100),
+            100,
+        )
+        .unwrap();
     assert_eq!(page.len(), 100);
-    rows.push(Row { what: "list: last page of 100 (deepest offset)".into(), n: 1, took: t.elapsed() });
+    rows.push(Row {
+        what: "list: last page of 100 (deepest offset)".into(),
+        n: 1,
+        took: t.elapsed(),
+    });
     let t = Instant::now();
-    let page = store.list(&ListFilter::default(), SortKey::MostAnomalies, ingest as u64 / 2, 100).unwrap();
+    let page = store
+        .list(
+            &ListFilter::default(),
+            SortKey::MostAnomalies,
+            ingest as u64 / 2,
+            100,
+        )
+        .unwrap();
     assert_eq!(page.len(), 100);
-    rows.push(Row { what: format!("list: page at offset {} by anomalies", ingest / 2).into(), n: 1, took: t.elapsed() });
+    rows.push(Row {
+        what: format!("list: page at offset {} by anomalies", ingest / 2).into(),
+        n: 1,
+        took: t.elapsed(),
+    });
 
     // Verify everything: every hash, link, signature, checkpoint, and the table cross-check.
     let t = Instant::now();
@@ -105,7 +155,11 @@ fn main() {
     println!("|---|---:|---:|---:|");
     for r in rows {
         let secs = r.took.as_secs_f64();
-        let rate = if r.n > 1 { format!("{:.0}/s", r.n as f64 / secs) } else { "-".into() };
+        let rate = if r.n > 1 {
+            format!("{:.0}/s", r.n as f64 / secs)
+        } else {
+            "-".into()
+        };
         println!("| {} | {} | {:.3} s | {rate} |", r.what, r.n, secs);
     }
 }
