@@ -204,12 +204,20 @@ fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut
             }
         }
         Value::Object(map) => {
-            for (key, item) in map {
-                let path = if path.is_empty() {
+            for (index, (key, item)) in map.iter().enumerate() {
+                // A key is untrusted text too: it is scanned, and named in paths only when it
+                // is a plain field name.
+                let name = if crate::json::shown_key(key).starts_with('"') {
                     key.clone()
                 } else {
-                    format!("{path}.{key}")
+                    format!("<key {index}>")
                 };
+                let path = if path.is_empty() {
+                    name
+                } else {
+                    format!("{path}.{name}")
+                };
+                out.extend(scanner.scan_field(&format!("{path}#key"), key));
                 scan_leaves(scanner, item, path, out);
             }
         }
@@ -332,7 +340,8 @@ fn consistency(
             findings.push(Finding {
                 kind: "unparsed".into(),
                 field: "summary_text".into(),
-                message: why.clone(),
+                span: why.span.clone(),
+                message: why.message.clone(),
                 ..Finding::default()
             });
         }
