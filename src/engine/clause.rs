@@ -98,22 +98,24 @@ impl SlotKind {
 struct Conflict {
     id: String,
     predicate: String,
+    /// The pattern without lookarounds; the whole pattern when it has none.
     loose: regex::Regex,
-    exact: fancy_regex::Regex,
+    /// The whole pattern, when it has lookarounds.
+    exact: Option<fancy_regex::Regex>,
 }
 
 impl Conflict {
     /// The first match on the normalised summary, as a byte range of it.
     fn find(&self, normalized: &str) -> Result<Option<std::ops::Range<usize>>, VerifierError> {
-        if !self.loose.is_match(normalized) {
+        let Some(found) = self.loose.find(normalized) else {
             return Ok(None);
-        }
-        match self.exact.find(normalized) {
+        };
+        let Some(exact) = &self.exact else {
+            return Ok(Some(found.range()));
+        };
+        match exact.find(normalized) {
             Ok(found) => Ok(found.map(|m| m.range())),
-            Err(e) => Err(VerifierError(format!(
-                "conflict pattern \"{}\" failed: {e}",
-                self.id
-            ))),
+            Err(e) => Err(VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id))),
         }
     }
 }
@@ -163,20 +165,18 @@ impl ClosedClauseVerifier {
         }
         let mut conflicts = Vec::new();
         for item in &grammar.conflicts {
-            let bad = |reason: String| GrammarError::Pattern {
-                id: item.id.clone(),
-                reason,
+            let bad = |reason: String| GrammarError::Pattern { id: item.id.clone(), reason };
+            let loose = pytext::strip_lookarounds(&item.pattern).map_err(&bad)?;
+            let exact = if loose == item.pattern {
+                None
+            } else {
+                Some(fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?)
             };
-            let loose = pytext::translate_pattern(&item.pattern, true).map_err(&bad)?;
-            let exact = pytext::translate_pattern(&item.pattern, false).map_err(&bad)?;
             let conflict = Conflict {
                 id: item.id.clone(),
                 predicate: item.predicate.clone(),
-                loose: regex::RegexBuilder::new(&loose)
-                    .size_limit(64 << 20)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?,
-                exact: fancy_regex::Regex::new(&exact).map_err(|e| bad(e.to_string()))?,
+                loose: regex::RegexBuilder::new(&loose).size_limit(16 << 20).build().map_err(|e| bad(e.to_string()))?,
+                exact,
             };
             for example in &item.examples {
                 if !matches!(conflict.find(&Normalized::new(example).text), Ok(Some(_))) {
