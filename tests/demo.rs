@@ -222,3 +222,21 @@ fn every_demo_file_is_a_request_cq_check_reads() {
             .code(code);
     }
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn without_store_the_demo_goes_to_the_data_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    Command::cargo_bin("cq")
+        .unwrap()
+        .args(["demo", "--no-tui"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", &data)
+        .env("CQ_STORE", home.path().join("not-this.db"))
+        .assert()
+        .success();
+    assert!(data.join("cq/demo.db").exists());
+    assert!(data.join("cq/demo.db.reviewers/alice.key").exists());
+    assert!(!home.path().join("not-this.db").exists());
+}

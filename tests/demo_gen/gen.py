@@ -18,6 +18,8 @@ import json
 import pathlib
 import sys
 
+sys.dont_write_bytecode = True
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 OUT = pathlib.Path(__file__).resolve().parents[2] / "assets" / "demo"
