@@ -173,7 +173,8 @@ impl Scenario {
 
 /// The embedded manifest, parsed.
 pub fn manifest() -> anyhow::Result<Manifest> {
-    toml::from_str(MANIFEST).context("while reading the demo manifest assets/demo/scenarios.toml")
+    toml::from_str(MANIFEST)
+        .context("while reading the demo manifest \"assets/demo/scenarios.toml\"")
 }
 
 /// The built-in `default` policy, as the demo runs it.
@@ -258,7 +259,11 @@ pub fn build(path: &Path) -> anyhow::Result<Built> {
     let mut rows = Vec::with_capacity(judged.len());
     // Successive compactions of one task go in successive transactions, so the store's
     // time order (which the reviewer diffs against) is the manifest's order.
-    for round in rounds(&judged) {
+    for (n, round) in rounds(&judged).into_iter().enumerate() {
+        if n > 0 {
+            // Keep this round's timestamp strictly later than the previous one's.
+            std::thread::sleep(Duration::from_millis(3));
+        }
         let items = round
             .iter()
             .map(|&i| new_compaction(&judged[i].1, &judged[i].2))
@@ -276,8 +281,6 @@ pub fn build(path: &Path) -> anyhow::Result<Built> {
             };
             rows.push((i, row(scenario, outcome, new)));
         }
-        // Keep the next round's timestamp strictly later.
-        std::thread::sleep(Duration::from_millis(3));
     }
     rows.sort_by_key(|(i, _)| *i);
     let reviewer_keys = ensure_reviewers(&store, path)?;
