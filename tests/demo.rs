@@ -240,3 +240,76 @@ fn without_store_the_demo_goes_to_the_data_directory() {
     assert!(data.join("cq/demo.db.reviewers/alice.key").exists());
     assert!(!home.path().join("not-this.db").exists());
 }
+
+#[test]
+fn the_demo_reviewers_can_decide() {
+    use cq::audit::keys::NamedKey;
+    use cq::store::{Action, DecisionOutcome, DecisionRequest, ReviewRules, Status};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    demo(&path);
+    let review = cq::policy::Policy::builtin("default").unwrap().review;
+    let rules = ReviewRules {
+        reason_codes: review.reason_codes.iter().map(|r| r.code.clone()).collect(),
+        two_person_for_secrets: review.two_person_classes.iter().any(|c| c == "secret"),
+        two_person_classes: review.two_person_classes,
+    };
+    let keys = dir.path().join("demo.db.reviewers");
+    let alice = NamedKey::load(&keys.join("alice.key")).unwrap();
+    let bob = NamedKey::load(&keys.join("bob.key")).unwrap();
+    let store = Store::open(&path, Mode::ReadWrite).unwrap();
+    let manifest = manifest().unwrap();
+    let id_of =
+        |file: &str| compaction_id(manifest.scenario.iter().find(|s| s.file == file).unwrap());
+    let decision = |file: &str, action, reason: &str| {
+        let id = id_of(file);
+        let seen = store
+            .compaction(&id)
+            .unwrap()
+            .unwrap()
+            .summary
+            .report_sha256;
+        DecisionRequest {
+            compaction_id: id,
+            action,
+            reason: reason.into(),
+            note: "demo".into(),
+            seen_report_sha256: seen,
+        }
+    };
+
+    // A FAIL/FINDING release needs both approvers.
+    let release = decision(
+        "03_contradicts_commitment.json",
+        Action::Release,
+        "verified-by-hand",
+    );
+    let first = store.decide(&release, &alice, &rules).unwrap();
+    assert!(matches!(
+        first,
+        DecisionOutcome::Approved {
+            approvals: 1,
+            needed: 2,
+            ..
+        }
+    ));
+    let second = store.decide(&release, &bob, &rules).unwrap();
+    assert!(matches!(
+        second,
+        DecisionOutcome::Decided {
+            status: Status::Released,
+            ..
+        }
+    ));
+
+    let reject = decision("04_credentials.json", Action::Reject, "secret-leak");
+    let rejected = store.decide(&reject, &alice, &rules).unwrap();
+    assert!(matches!(
+        rejected,
+        DecisionOutcome::Decided {
+            status: Status::Rejected,
+            ..
+        }
+    ));
+}
