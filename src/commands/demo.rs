@@ -3,7 +3,9 @@
 //! under the built-in `default` policy, exactly as `cq check --store` would record it, so the
 //! demo shows what the gate really says. The store deduplicates by request digest, so a
 //! second run adds nothing. Two demo reviewers (`alice`, `bob`, both approvers) get keys
-//! beside the store, so releases (including two-person ones) can be tried.
+//! beside the store, so releases (including two-person ones) can be tried. The store is
+//! `cq/demo.db` in the user's data directory unless `--store` says otherwise; `CQ_STORE` is
+//! ignored, so the demo never writes into a real store.
 
 use std::collections::BTreeMap;
 use std::io::Write;
