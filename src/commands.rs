@@ -2,11 +2,13 @@
 //! returns an exit code. Errors bubble up to `main` as exit code 2.
 
 pub mod check;
+pub mod demo;
 pub mod digest;
 pub mod input;
 pub mod policy;
 pub mod prompt;
 pub mod record;
+pub mod review;
 pub mod scan;
 
 use crate::cli::{Cli, Command, PolicyCommand};
@@ -28,7 +30,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Keys(_) => not_yet("cq keys"),
         Command::Reviewers(_) => not_yet("cq reviewers"),
         Command::Review(_) => not_yet("cq review"),
-        Command::Demo(_) => not_yet("cq demo"),
+        Command::Demo(args) => demo::run(&args),
     }
 }
 
