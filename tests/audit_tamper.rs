@@ -285,7 +285,7 @@ fn changed_table_rows_are_named_by_their_receipt() {
     let cases: [(&str, &str, &str); 8] = [
         ("decisions", "UPDATE decisions SET action = 'release' WHERE action = 'reject'", "decision"),
         ("status", "UPDATE compactions SET status = 'released' WHERE id = 'c-000005'", "verdict"),
-        ("request", "UPDATE compactions SET request_json = replace(request_json, 'step 1', 'step 9') WHERE id = 'c-000001'", "verdict"),
+        ("request", "UPDATE requests SET request_json = replace(request_json, 'step 1', 'step 9') WHERE compaction_id = 'c-000001'", "verdict"),
         ("report", "UPDATE reports SET report_json = replace(report_json, 'PASS', 'PASX') WHERE compaction_id = 'c-000003'", "verdict"),
         ("approval", "UPDATE approvals SET key_id = (SELECT key_id FROM reviewers WHERE name = 'carol') WHERE id = 1", "approval"),
         ("reviewer", "UPDATE reviewers SET role = 'approver' WHERE name = 'carol'", "reviewer"),

@@ -227,8 +227,9 @@ impl Store {
     pub fn compaction(&self, id: &str) -> Result<Option<Compaction>, StoreError> {
         let err = StoreError::sql("reading a compaction");
         let sql = format!(
-            "SELECT {SUMMARY_COLUMNS}, request_sha256, request_json, summary_sha256,
-                    source_population_sha256
+            "SELECT {SUMMARY_COLUMNS}, request_sha256,
+                    (SELECT request_json FROM requests WHERE compaction_id = compactions.id),
+                    summary_sha256, source_population_sha256
              FROM compactions WHERE id = ?1"
         );
         let mut st = self.conn().prepare_cached(&sql).map_err(err)?;

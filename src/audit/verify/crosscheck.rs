@@ -29,7 +29,10 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
     let err = StoreError::sql("reading compactions");
     let mut st = store
         .conn()
-        .prepare("SELECT id, status, request_sha256, report_sha256, request_json FROM compactions")
+        .prepare(
+            "SELECT c.id, c.status, c.request_sha256, c.report_sha256, r.request_json
+             FROM compactions c LEFT JOIN requests r ON r.compaction_id = c.id",
+        )
         .map_err(err)?;
     let mut rows = st.query([]).map_err(err)?;
     let mut seen = BTreeSet::new();
@@ -38,14 +41,14 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         let status: String = row.get(1).map_err(err)?;
         let request_sha256: String = row.get(2).map_err(err)?;
         let report_sha256: String = row.get(3).map_err(err)?;
-        let request_json = row.get_ref(4).map_err(err)?.as_bytes().map_err(|e| err(e.into()))?;
+        let request_json = row.get_ref(4).map_err(err)?.as_bytes_or_null().map_err(|e| err(e.into()))?;
         let Some(f) = facts.compactions.get(&id) else {
             report.push(None, format!("compaction \"{id}\" has no verdict receipt in the log"));
             continue;
         };
         seen.insert(id.clone());
         let at = Some(f.verdict_seq);
-        if request_sha256 != f.request_sha256 || sha256_hex(request_json) != f.request_sha256 {
+        if request_sha256 != f.request_sha256 || request_json.map(sha256_hex).as_ref() != Some(&f.request_sha256) {
             report.push(at, format!("stored request of compaction \"{id}\" differs from its receipt"));
         }
         if report_sha256 != f.latest_report {
