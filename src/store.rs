@@ -11,7 +11,7 @@ mod decide;
 mod query;
 mod record;
 mod reviewers;
-pub(crate) mod schema;
+pub mod schema;
 
 pub mod commands;
 
