@@ -1,1 +1,3 @@
 //! commands (to be written).
+
+pub mod scan;

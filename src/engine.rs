@@ -1,1 +1,26 @@
-//! engine (to be written).
+//! The gate engine: pure and deterministic, no I/O. It validates a summarizer's output
+//! against the closed schema (G001), reconciles and verifies every registered invariant and
+//! commitment (G002), drives the secret scan through a backend trait (G003), checks pinned
+//! negative constraints (seed 004) and fabricated authority, and turns all of that into a
+//! verdict, a report and the context to inject.
+
+pub mod authority;
+pub mod clause;
+pub mod compacted;
+pub mod consistency;
+pub mod pinned;
+pub mod pytext;
+pub mod registry;
+pub mod request;
+pub mod schema;
+pub mod secret_scan;
+pub mod verifier;
+
+pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
+pub mod checks;
+pub mod gate;
+pub mod report;
+pub mod loaded;
+pub mod request_json;
+
+pub use loaded::{EngineError, PolicyEngine};

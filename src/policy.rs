@@ -1,1 +1,14 @@
-//! policy (to be written).
+//! Policy: a versioned, signed bundle of everything the gate decides by (compaction limits,
+//! the invariant registry and commitment snapshot, the verifier grammar, scan policy,
+//! default pinned constraints, review rules). Policies are data, never code; the built-in
+//! ones are embedded from `assets/policies/`.
+
+pub mod grammar;
+mod load;
+mod model;
+
+pub use load::{check_pinned, PolicyError, BUILTIN};
+pub use model::{
+    Authority, Compaction, PinnedConstraint, Policy, ReasonCode, RecordSetSpec, RecordSpec, Review,
+    ScanPolicy,
+};

@@ -1,1 +1,457 @@
-//! scan (to be written).
+//! The secret and PII scanner behind the gate's G003 check.
+//!
+//! Rules are data (`assets/rules/*.toml`, embedded at build time): each names a category, the
+//! keywords that must appear near a match, a regex whose `secret` group (or first group) is the
+//! sensitive value, and optional validator, entropy floor and allowlist. Scanning runs one
+//! aho-corasick pass over the text to find keyword hits, runs only the candidate rules' regexes
+//! in windows around those hits (rules without keywords run everywhere), then validates,
+//! measures entropy and drops placeholders. One level of base64/hex decoding catches encoded
+//! secrets. A [`Finding`] records where a value is, never what it is: no copy, no preview and no
+//! unkeyed hash of the matched bytes ever leaves this module.
+
+mod decode;
+mod filter;
+mod ids;
+mod rule;
+mod validate;
+pub mod backend;
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use aho_corasick::AhoCorasick;
+
+pub use rule::{Category, Confidence, Rule, RuleError};
+
+/// The scanner's version string, recorded in receipts next to [`Scanner::rules_sha256`].
+pub const SCANNER_VERSION: &str = "cq-scan-1";
+
+/// Language profiles the prose rules understand (keywords and phrasing). Structured detectors
+/// (keys, tokens, checksummed identifiers) are language-independent.
+pub const SUPPORTED_LANGUAGES: &[&str] = &["en", "de", "es", "fr"];
+
+/// Umbrella entity types a scan policy may name; each selects every rule of its categories.
+const UMBRELLA_ENTITY_TYPES: &[(&str, &[Category])] = &[
+    ("SECRET", &[Category::Credential, Category::PrivateKey, Category::Token]),
+    ("CREDENTIAL", &[Category::Credential]),
+    ("PRIVATE_KEY", &[Category::PrivateKey]),
+    ("TOKEN", &[Category::Token]),
+    ("PII", &[Category::Pii]),
+    ("IDENTIFIER", &[Category::Identifier]),
+];
+
+/// The embedded rule pack, in the fixed order used by [`Scanner::rules_sha256`].
+const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
+    ("cloud.toml", include_str!("../assets/rules/cloud.toml")),
+    ("vcs.toml", include_str!("../assets/rules/vcs.toml")),
+    ("saas.toml", include_str!("../assets/rules/saas.toml")),
+    ("keys.toml", include_str!("../assets/rules/keys.toml")),
+    ("generic.toml", include_str!("../assets/rules/generic.toml")),
+    ("pii.toml", include_str!("../assets/rules/pii.toml")),
+    ("pii_national.toml", include_str!("../assets/rules/pii_national.toml")),
+];
+
+/// Bytes scanned on each side of a keyword hit before the window is widened to whole lines.
+const WINDOW_BEFORE: usize = 256;
+pub(crate) const WINDOW_AFTER: usize = 1024;
+
+/// One sensitive value found in one field: where it is and what kind, never what it is.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule_id: String,
+    pub category: Category,
+    pub field_path: String,
+    /// Byte offsets into the scanned text.
+    pub span: Range<usize>,
+    pub confidence: Confidence,
+}
+
+impl fmt::Debug for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Finding")
+            .field("rule_id", &self.rule_id)
+            .field("category", &self.category)
+            .field("field_path", &self.field_path)
+            .field("span", &self.span)
+            .field("confidence", &self.confidence)
+            .finish()
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}) in {} at {}..{} [{}]: ****",
+            self.rule_id,
+            self.category,
+            self.field_path,
+            self.span.start,
+            self.span.end,
+            self.confidence
+        )
+    }
+}
+
+/// Compiled rules plus the keyword automaton; cheap to share across threads.
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    rules: Vec<Rule>,
+    enabled: Vec<bool>,
+    keywords: Option<AhoCorasick>,
+    /// For each keyword pattern id, the rules it selects.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords: they run over the whole text.
+    always: Vec<usize>,
+    rules_sha256: String,
+}
+
+impl Scanner {
+    /// The embedded rule pack with its default entity types enabled.
+    pub fn builtin() -> Result<Scanner, RuleError> {
+        let files: Vec<(String, String)> = BUILTIN_RULE_FILES
+            .iter()
+            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
+            .collect();
+        Scanner::from_files(&files)
+    }
+
+    /// Every `*.toml` file in `dir`, read in file-name order (for `--rules DIR`).
+    pub fn from_dir(dir: &Path) -> Result<Scanner, RuleError> {
+        let read_err = |source| RuleError::Read {
+            path: dir.display().to_string(),
+            source,
+        };
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(read_err)? {
+            let path = entry.map_err(read_err)?.path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                names.push(path);
+            }
+        }
+        names.sort();
+        let mut files = Vec::new();
+        for path in names {
+            let text = std::fs::read_to_string(&path).map_err(|source| RuleError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((name, text));
+        }
+        if files.is_empty() {
+            return Err(RuleError::Empty {
+                path: dir.display().to_string(),
+            });
+        }
+        Scanner::from_files(&files)
+    }
+
+    /// Compiles rule files given as `(file name, TOML text)`, hashed in the order given.
+    pub fn from_files(files: &[(String, String)]) -> Result<Scanner, RuleError> {
+        let mut rules = Vec::new();
+        for (name, text) in files {
+            rules.extend(rule::parse_file(name, text)?);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for r in &rules {
+            if !seen.insert(r.id.clone()) {
+                return Err(RuleError::DuplicateId { id: r.id.clone() });
+            }
+        }
+        let enabled = rules.iter().map(|r| r.default_enabled).collect();
+        let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
+        Ok(Scanner {
+            rules,
+            enabled,
+            keywords,
+            keyword_rules,
+            always,
+            rules_sha256: rule::files_sha256(files),
+        })
+    }
+
+    /// A scanner that runs exactly the rules selected by `entity_types` (umbrella types such as
+    /// `SECRET` or `PII`, or a rule's own entity such as `IBAN_CODE` or `DATE_TIME`). Naming a
+    /// type this scanner does not support is an error, never a silently narrowed scan.
+    pub fn for_entity_types(&self, entity_types: &[&str]) -> Result<Scanner, RuleError> {
+        let mut enabled = vec![false; self.rules.len()];
+        for name in entity_types {
+            if !self.supports_entity_type(name) {
+                return Err(RuleError::UnsupportedEntityType {
+                    name: (*name).to_owned(),
+                });
+            }
+            let umbrella = UMBRELLA_ENTITY_TYPES.iter().find(|(n, _)| n == name);
+            for (i, r) in self.rules.iter().enumerate() {
+                let selected = match umbrella {
+                    Some((_, cats)) => cats.contains(&r.category) && r.default_enabled,
+                    None => r.entity == *name,
+                };
+                enabled[i] |= selected;
+            }
+        }
+        Ok(Scanner {
+            enabled,
+            ..self.clone()
+        })
+    }
+
+    /// Whether a scan policy may name `name` as an entity type.
+    pub fn supports_entity_type(&self, name: &str) -> bool {
+        UMBRELLA_ENTITY_TYPES.iter().any(|(n, _)| *n == name)
+            || self.rules.iter().any(|r| r.entity == name)
+    }
+
+    /// Whether a scan policy may name `code` as a language profile (see [`SUPPORTED_LANGUAGES`]).
+    pub fn supports_language(&self, code: &str) -> bool {
+        SUPPORTED_LANGUAGES.contains(&code)
+    }
+
+    /// Every entity type this scanner accepts, umbrella types first.
+    pub fn entity_types(&self) -> Vec<String> {
+        let mut out: Vec<String> = UMBRELLA_ENTITY_TYPES
+            .iter()
+            .map(|(n, _)| (*n).to_owned())
+            .collect();
+        for r in &self.rules {
+            if !out.contains(&r.entity) {
+                out.push(r.entity.clone());
+            }
+        }
+        out
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    pub fn version(&self) -> &str {
+        SCANNER_VERSION
+    }
+
+    /// SHA-256 (hex) over the rule files' names and bytes in their fixed order.
+    pub fn rules_sha256(&self) -> String {
+        self.rules_sha256.clone()
+    }
+
+    /// Scans one field. Findings are sorted by span and never overlap for the same rule.
+    pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
+        let mut raw = self.scan_raw(text, true);
+        raw.sort_by(|a, b| (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule)));
+        raw.dedup_by(|b, a| a.rule == b.rule && a.span == b.span);
+        raw.into_iter()
+            .map(|m| {
+                let r = &self.rules[m.rule];
+                Finding {
+                    rule_id: r.id.clone(),
+                    category: r.category,
+                    field_path: field_path.to_owned(),
+                    span: m.span,
+                    confidence: m.confidence,
+                }
+            })
+            .collect()
+    }
+
+    /// Finds matches in `text`; when `decode` is set, also inside base64/hex blobs (one level).
+    fn scan_raw(&self, text: &str, decode: bool) -> Vec<RawMatch> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut hits: Vec<Vec<usize>> = vec![Vec::new(); self.rules.len()];
+        if let Some(ac) = &self.keywords {
+            for m in ac.find_overlapping_iter(bytes) {
+                for &ri in &self.keyword_rules[m.pattern().as_usize()] {
+                    if self.enabled[ri] && hits[ri].last() != Some(&m.start()) {
+                        hits[ri].push(m.start());
+                    }
+                }
+            }
+        }
+        for (ri, positions) in hits.iter_mut().enumerate() {
+            if positions.is_empty() {
+                continue;
+            }
+            positions.sort_unstable();
+            for window in windows(bytes, positions, self.rules[ri].window) {
+                self.rules[ri].find_in(ri, text, window, &mut out);
+            }
+        }
+        for &ri in &self.always {
+            if self.enabled[ri] {
+                self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out);
+            }
+        }
+        if decode {
+            for blob in decode::encoded_blobs(text) {
+                let inner = self.scan_raw(&blob.decoded, false);
+                for m in inner {
+                    if self.rules[m.rule].decodable {
+                        out.push(RawMatch {
+                            rule: m.rule,
+                            span: blob.span.clone(),
+                            confidence: m.confidence.min(Confidence::Medium),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A match before it is turned into a [`Finding`].
+#[derive(Debug, Clone)]
+struct RawMatch {
+    rule: usize,
+    span: Range<usize>,
+    confidence: Confidence,
+}
+
+fn build_prefilter(
+    rules: &[Rule],
+) -> Result<(Option<AhoCorasick>, Vec<Vec<usize>>, Vec<usize>), RuleError> {
+    let mut patterns: Vec<String> = Vec::new();
+    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+    let mut always = Vec::new();
+    for (ri, r) in rules.iter().enumerate() {
+        if r.keywords.is_empty() {
+            always.push(ri);
+        }
+        for k in &r.keywords {
+            let k = k.to_ascii_lowercase();
+            match patterns.iter().position(|p| *p == k) {
+                Some(pi) => keyword_rules[pi].push(ri),
+                None => {
+                    patterns.push(k);
+                    keyword_rules.push(vec![ri]);
+                }
+            }
+        }
+    }
+    if patterns.is_empty() {
+        return Ok((None, keyword_rules, always));
+    }
+    let ac = AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&patterns)
+        .map_err(|e| RuleError::Keywords {
+            reason: e.to_string(),
+        })?;
+    Ok((Some(ac), keyword_rules, always))
+}
+
+/// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
+fn windows(bytes: &[u8], positions: &[usize], after: usize) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for &p in positions {
+        let start = line_start(bytes, p.saturating_sub(WINDOW_BEFORE));
+        let end = line_end(bytes, (p + after).min(bytes.len()));
+        match out.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => out.push(start..end),
+        }
+    }
+    out
+}
+
+fn line_start(bytes: &[u8], at: usize) -> usize {
+    let floor = at.saturating_sub(WINDOW_BEFORE);
+    bytes[floor..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(floor, |i| floor + i + 1)
+}
+
+fn line_end(bytes: &[u8], at: usize) -> usize {
+    let ceil = (at + WINDOW_AFTER).min(bytes.len());
+    bytes[at..ceil]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(ceil, |i| at + i)
+}
+
+/// Replaces each finding's span with `[REDACTED:<category>]`; overlapping spans are merged
+/// (the first finding's category names the merged span). Spans outside `text` are ignored.
+pub fn redact(text: &str, findings: &[Finding]) -> String {
+    let mut spans: Vec<(Range<usize>, Category)> = findings
+        .iter()
+        .filter(|f| f.span.start < f.span.end && f.span.end <= text.len())
+        .map(|f| (f.span.clone(), f.category))
+        .collect();
+    spans.sort_by_key(|(s, _)| (s.start, std::cmp::Reverse(s.end)));
+    let mut merged: Vec<(Range<usize>, Category)> = Vec::new();
+    for (span, cat) in spans {
+        match merged.last_mut() {
+            Some((last, _)) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => merged.push((span, cat)),
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (span, cat) in merged {
+        let start = floor_char_boundary(text, span.start);
+        let end = ceil_char_boundary(text, span.end);
+        if start < at {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str("[REDACTED:");
+        out.push_str(cat.as_str());
+        out.push(']');
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_rules_compile() {
+        let s = Scanner::builtin().unwrap();
+        assert!(!s.rules().is_empty());
+        assert_eq!(s.rules_sha256().len(), 64);
+    }
+
+    #[test]
+    fn redact_merges_overlaps() {
+        let f = |a, b| Finding {
+            rule_id: "r".into(),
+            category: Category::Credential,
+            field_path: "text".into(),
+            span: a..b,
+            confidence: Confidence::High,
+        };
+        let out = redact("abcdefghij", &[f(2, 5), f(4, 7)]);
+        assert_eq!(out, "ab[REDACTED:credential]hij");
+    }
+
+    #[test]
+    fn unsupported_entity_type_is_an_error() {
+        let s = Scanner::builtin().unwrap();
+        assert!(s.for_entity_types(&["NOT_A_TYPE"]).is_err());
+        assert!(s.for_entity_types(&["SECRET", "PII"]).is_ok());
+        assert!(!s.supports_language("xx"));
+    }
+}

@@ -1,0 +1,166 @@
+//! Fabricated authority: a summary that claims an instruction, approval or confirmation
+//! from the user or the system ("the user approved the force-push", "as instructed by the
+//! system") or carries a chat-template role marker. A claim is supported only when a source
+//! turn of that role says so: a user turn with an approval phrase, no refusal phrase, and
+//! every content word of the claimed action. No source turn has the system role, so a claim
+//! of system authority is never supported. Support is looked up, never guessed.
+
+use crate::policy::Authority;
+
+use super::SourceMessage;
+
+/// A sentence of the summary that claims authority no source turn supports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorityFinding {
+    /// `user`, `system`, or `marker` for a role marker.
+    pub role: String,
+    pub action: String,
+    /// Byte range of the sentence in the summary.
+    pub span: std::ops::Range<usize>,
+    pub reason: String,
+}
+
+/// The policy's authority rules, compiled.
+pub struct AuthorityChecker {
+    claims: Vec<regex::Regex>,
+    markers: Vec<regex::Regex>,
+    approvals: Vec<regex::Regex>,
+    refusals: Vec<regex::Regex>,
+    stopwords: Vec<String>,
+}
+
+fn compile(patterns: &[String], what: &str) -> Result<Vec<regex::Regex>, String> {
+    patterns
+        .iter()
+        .map(|p| {
+            regex::RegexBuilder::new(p)
+                .case_insensitive(true)
+                .multi_line(true)
+                .size_limit(4 << 20)
+                .build()
+                .map_err(|e| format!("authority {what} pattern {p:?} does not compile: {e}"))
+        })
+        .collect()
+}
+
+fn phrases(phrases: &[String], what: &str) -> Result<Vec<regex::Regex>, String> {
+    let patterns: Vec<String> = phrases
+        .iter()
+        .map(|p| format!(r"\b{}\b", regex::escape(p)))
+        .collect();
+    compile(&patterns, what)
+}
+
+fn role_of(word: &str) -> &'static str {
+    match word.to_lowercase().as_str() {
+        "system" | "admin" | "administrator" | "platform" | "developer message"
+        | "system prompt" => "system",
+        _ => "user",
+    }
+}
+
+/// The sentence around `at` in `text`: bounded by `.`, `!`, `?` or a newline.
+fn sentence_span(text: &str, at: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let is_end = |c: char| matches!(c, '.' | '!' | '?' | '\n');
+    let start = text[..at.start].rfind(is_end).map_or(0, |i| i + 1);
+    let end = text[at.end..]
+        .find(is_end)
+        .map_or(text.len(), |i| at.end + i + 1);
+    let lead = text[start..end].len() - text[start..end].trim_start().len();
+    (start + lead)..end
+}
+
+impl AuthorityChecker {
+    pub fn new(rules: &Authority) -> Result<AuthorityChecker, String> {
+        for pattern in &rules.claim_patterns {
+            if !pattern.contains("?P<role>") && !pattern.contains("?<role>") {
+                return Err(format!(
+                    "authority claim pattern {pattern:?} has no named group \"role\""
+                ));
+            }
+        }
+        Ok(AuthorityChecker {
+            claims: compile(&rules.claim_patterns, "claim")?,
+            markers: compile(&rules.role_markers, "role marker")?,
+            approvals: phrases(&rules.approval_markers, "approval")?,
+            refusals: phrases(&rules.refusal_markers, "refusal")?,
+            stopwords: rules.stopwords.iter().map(|w| w.to_lowercase()).collect(),
+        })
+    }
+
+    /// Whether the rules can find anything at all.
+    pub fn is_empty(&self) -> bool {
+        self.claims.is_empty() && self.markers.is_empty()
+    }
+
+    fn action_words(&self, action: &str) -> Vec<String> {
+        action
+            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            .map(|w| w.trim_matches('-').to_lowercase())
+            .filter(|w| w.chars().count() >= 3 && !self.stopwords.contains(w))
+            .collect()
+    }
+
+    fn user_supports(&self, action: &[String], sources: &[SourceMessage]) -> bool {
+        sources.iter().filter(|m| m.role == "user").any(|m| {
+            let content = m.content.to_lowercase();
+            self.approvals.iter().any(|r| r.is_match(&m.content))
+                && !self.refusals.iter().any(|r| r.is_match(&m.content))
+                && action.iter().all(|word| content.contains(word.as_str()))
+        })
+    }
+
+    pub fn check(&self, summary: &str, sources: &[SourceMessage]) -> Vec<AuthorityFinding> {
+        let mut findings: Vec<AuthorityFinding> = Vec::new();
+        let push = |finding: AuthorityFinding, findings: &mut Vec<AuthorityFinding>| {
+            if !findings.iter().any(|f| f.span == finding.span) {
+                findings.push(finding);
+            }
+        };
+        for marker in &self.markers {
+            for found in marker.find_iter(summary) {
+                let finding = AuthorityFinding {
+                    role: "marker".into(),
+                    action: String::new(),
+                    span: sentence_span(summary, found.range()),
+                    reason: "a chat-template role marker in summary data claims a trusted role"
+                        .into(),
+                };
+                push(finding, &mut findings);
+            }
+        }
+        for claim in &self.claims {
+            for captures in claim.captures_iter(summary) {
+                let (Some(whole), Some(role)) = (captures.get(0), captures.name("role")) else {
+                    continue;
+                };
+                let role = role_of(role.as_str());
+                let action = captures
+                    .name("action")
+                    .map_or("", |m| m.as_str())
+                    .trim()
+                    .to_owned();
+                let words = self.action_words(&action);
+                let reason = if role == "system" {
+                    "no source turn has the system role, so no system instruction can be carried"
+                        .to_owned()
+                } else if self.user_supports(&words, sources) {
+                    continue;
+                } else if words.is_empty() {
+                    "no user turn approves or confirms anything".to_owned()
+                } else {
+                    format!("no user turn approves \"{}\"", words.join(" "))
+                };
+                let finding = AuthorityFinding {
+                    role: role.into(),
+                    action,
+                    span: sentence_span(summary, whole.range()),
+                    reason,
+                };
+                push(finding, &mut findings);
+            }
+        }
+        findings.sort_by_key(|f| f.span.start);
+        findings
+    }
+}

@@ -1,0 +1,539 @@
+//! Every check on one compaction, run independently and recorded, so a reviewer sees every
+//! problem at once: summarizer, schema, minimum length, provenance, consistency, secrets,
+//! pinned constraints, authority. The order of this list is the seed's first-failure order,
+//! which decides the verdict's outcome class.
+
+use crate::json::{self, canonical_sha256, Limits, Value};
+
+use super::authority::AuthorityChecker;
+use super::compacted::CompactedContext;
+use super::consistency::{
+    ConsistencyChecker, ConsistencyFailure, ConsistencyReceipt, ConsistencyRequest, EvidenceSink,
+};
+use super::pinned::PinnedManifest;
+use super::registry::RecordSet;
+use super::report::{CheckResult, ConstraintRow, Finding};
+use super::schema;
+use super::secret_scan::{
+    scan_population, CompactionScanner, LeafFinding, LeafScanner, ScanFailure, SecretScanReceipt,
+};
+use super::verifier::ConflictVerifier;
+use super::{GateRequest, SummarizerOutput};
+
+/// What the checks need besides the request.
+pub struct CheckContext<'a> {
+    pub request: &'a GateRequest,
+    pub source_sha256s: &'a [String],
+    pub policy_sha256: &'a str,
+    pub summary_min_length: i64,
+    pub limits: Limits,
+    pub manifest: Result<&'a RecordSet, String>,
+    pub snapshot: Result<&'a RecordSet, String>,
+    pub verifier: &'a dyn ConflictVerifier,
+    pub scanner: &'a dyn CompactionScanner,
+    pub leaf_scanner: &'a dyn LeafScanner,
+    pub authority: &'a AuthorityChecker,
+    pub pinned: &'a PinnedManifest,
+}
+
+/// The checks' results and what passing ones produced.
+pub struct Evaluation {
+    pub checks: Vec<CheckResult>,
+    pub parsed: Option<Value>,
+    pub compacted: Option<CompactedContext>,
+    pub consistency: Option<ConsistencyReceipt>,
+    pub scan: Option<SecretScanReceipt>,
+}
+
+impl Evaluation {
+    /// The first check that did not pass, in order.
+    pub fn first_failure(&self) -> Option<&CheckResult> {
+        self.checks.iter().find(|c| !c.passed())
+    }
+}
+
+const AFTER_SCHEMA: [&str; 6] = [
+    "min_length",
+    "provenance",
+    "consistency",
+    "secrets",
+    "pinned",
+    "authority",
+];
+
+fn secret_finding(f: LeafFinding) -> Finding {
+    Finding {
+        kind: "secret".into(),
+        field: f.field_path,
+        span: Some(f.span),
+        rule_id: f.rule_id,
+        category: f.category.clone(),
+        message: format!("{} ({} confidence)", f.category, f.confidence),
+        ..Finding::default()
+    }
+}
+
+pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evaluation {
+    let mut checks = Vec::with_capacity(8);
+    let mut ev = Evaluation {
+        checks: Vec::new(),
+        parsed: None,
+        compacted: None,
+        consistency: None,
+        scan: None,
+    };
+    let raw = match &cx.request.summarizer {
+        SummarizerOutput::Raw(raw) => {
+            checks.push(CheckResult::pass(
+                "summarizer",
+                "the summarizer returned output",
+            ));
+            raw
+        }
+        SummarizerOutput::Failed(why) => {
+            checks.push(CheckResult::error(
+                "summarizer",
+                "summarizer_failed",
+                format!("the summarizer failed: {why}"),
+            ));
+            checks.push(CheckResult::not_run("schema", "no summarizer output"));
+            checks.extend(
+                AFTER_SCHEMA
+                    .iter()
+                    .map(|c| CheckResult::not_run(c, "no summarizer output")),
+            );
+            ev.checks = checks;
+            return ev;
+        }
+    };
+    let parsed = match json::parse(raw.as_bytes(), &cx.limits) {
+        Ok(value) => value,
+        Err(e) => {
+            let finding = Finding {
+                kind: "schema".into(),
+                field: "raw_output".into(),
+                span: Some(e.offset..e.offset),
+                message: e.to_string(),
+                ..Finding::default()
+            };
+            checks.push(
+                CheckResult::fail(
+                    "schema",
+                    "json_invalid",
+                    format!("summarizer output is not strict JSON: {e}"),
+                )
+                .with_findings(vec![finding]),
+            );
+            let leaks = cx.leaf_scanner.scan_field("raw_output", raw);
+            checks.extend(not_run_after_schema(leaks));
+            ev.checks = checks;
+            return ev;
+        }
+    };
+    ev.parsed = Some(parsed.clone());
+    let compacted = match schema::validate(&parsed) {
+        Ok(compacted) => compacted,
+        Err(errors) => {
+            let findings = errors
+                .iter()
+                .map(|e| Finding {
+                    kind: "schema".into(),
+                    field: e.path.clone(),
+                    message: e.message.clone(),
+                    ..Finding::default()
+                })
+                .collect();
+            let detail = format!(
+                "{} schema violation(s), first: {}: {}",
+                errors.len(),
+                errors[0].path,
+                errors[0].message
+            );
+            checks.push(
+                CheckResult::fail("schema", "schema_invalid", detail).with_findings(findings),
+            );
+            let mut leaks = Vec::new();
+            scan_leaves(cx.leaf_scanner, &parsed, String::new(), &mut leaks);
+            checks.extend(not_run_after_schema(leaks));
+            ev.checks = checks;
+            return ev;
+        }
+    };
+    checks.push(CheckResult::pass(
+        "schema",
+        "the output fits the closed schema",
+    ));
+    checks.push(min_length(&compacted, cx.summary_min_length));
+    checks.push(provenance(&compacted, cx.source_sha256s));
+    let (consistency, receipt) = consistency(cx, &compacted, evidence);
+    checks.push(consistency);
+    ev.consistency = receipt;
+    let (secrets, scan) = secrets(cx, &compacted);
+    checks.push(secrets);
+    ev.scan = scan;
+    checks.push(pinned(cx.pinned, &compacted.summary_text));
+    checks.push(authority(cx, &compacted.summary_text));
+    ev.checks = checks;
+    ev.compacted = Some(compacted);
+    ev
+}
+
+/// After a schema failure nothing else can run, but a secret in the raw output is still
+/// worth showing, so the secrets check reports what a leaf scan finds.
+fn not_run_after_schema(leaks: Vec<LeafFinding>) -> Vec<CheckResult> {
+    AFTER_SCHEMA
+        .iter()
+        .map(|check| {
+            if *check == "secrets" && !leaks.is_empty() {
+                let detail = format!("{} secret finding(s) in the malformed output", leaks.len());
+                CheckResult::fail("secrets", "secret_found", detail)
+                    .with_findings(leaks.iter().cloned().map(secret_finding).collect())
+            } else {
+                CheckResult::not_run(check, "the output does not fit the closed schema")
+            }
+        })
+        .collect()
+}
+
+fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut Vec<LeafFinding>) {
+    match value {
+        Value::String(text) => out.extend(scanner.scan_field(&path, text)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                scan_leaves(scanner, item, format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                let path = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                scan_leaves(scanner, item, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn min_length(compacted: &CompactedContext, min: i64) -> CheckResult {
+    let length = compacted.summary_text.chars().count();
+    if (length as i64) < min {
+        CheckResult::fail(
+            "min_length",
+            "summary_too_short",
+            format!("compacted summary is {length} characters, shorter than the policy's {min}"),
+        )
+    } else {
+        CheckResult::pass(
+            "min_length",
+            format!("{length} characters, policy minimum {min}"),
+        )
+    }
+}
+
+fn provenance(compacted: &CompactedContext, sources: &[String]) -> CheckResult {
+    let claimed = &compacted.source_message_sha256s;
+    if claimed == sources {
+        return CheckResult::pass(
+            "provenance",
+            format!("all {} source digests match, in order", sources.len()),
+        );
+    }
+    let mut findings = Vec::new();
+    for (i, digest) in claimed.iter().enumerate() {
+        let message = match sources.iter().position(|s| s == digest) {
+            Some(at) if at == i => continue,
+            Some(at) => format!("digest of source message {at} stands at position {i}"),
+            None => "digest matches no source message".to_owned(),
+        };
+        findings.push(Finding {
+            kind: "provenance".into(),
+            field: format!("source_message_sha256s[{i}]"),
+            message,
+            ..Finding::default()
+        });
+    }
+    for (i, digest) in sources.iter().enumerate() {
+        if !claimed.contains(digest) {
+            let message = format!("source message {i} is not covered by the summary");
+            findings.push(Finding {
+                kind: "provenance".into(),
+                field: "source_message_sha256s".into(),
+                message,
+                ..Finding::default()
+            });
+        }
+    }
+    let detail = format!(
+        "compacted source population differs: {} claimed, {} given",
+        claimed.len(),
+        sources.len()
+    );
+    CheckResult::fail("provenance", "source_population_differs", detail).with_findings(findings)
+}
+
+fn consistency(
+    cx: &CheckContext<'_>,
+    compacted: &CompactedContext,
+    evidence: &mut dyn EvidenceSink,
+) -> (CheckResult, Option<ConsistencyReceipt>) {
+    let (manifest, snapshot) = match (&cx.manifest, &cx.snapshot) {
+        (Ok(m), Ok(s)) => (*m, *s),
+        (Err(e), _) | (_, Err(e)) => {
+            return (
+                CheckResult::error("consistency", "registry_unavailable", e.clone()),
+                None,
+            )
+        }
+    };
+    let checker = ConsistencyChecker {
+        manifest,
+        snapshot,
+        verifier: cx.verifier,
+    };
+    let outcome = checker.verify(
+        &ConsistencyRequest {
+            tenant_id: &cx.request.tenant_id,
+            task_id: &cx.request.task_id,
+            policy_sha256: cx.policy_sha256,
+            compacted,
+            expected_invariant_ids: &cx.request.expected_invariant_ids,
+            expected_commitment_ids: &cx.request.expected_commitment_ids,
+        },
+        evidence,
+    );
+    let mut findings = Vec::new();
+    let mut rows = Vec::new();
+    if let Some(v) = &outcome.verification {
+        rows = v
+            .results
+            .iter()
+            .map(|r| ConstraintRow {
+                constraint_type: r.constraint_type.clone(),
+                constraint_id: r.constraint_id.clone(),
+                claim_status: r.claim_status.clone(),
+                verification_status: r.verification_status.clone(),
+                bounded_rule_id: r.bounded_rule_id.clone(),
+                evidence_sha256: r.evidence_sha256.clone(),
+            })
+            .collect();
+        findings.extend(v.matches.iter().map(|m| Finding {
+            kind: "conflict".into(),
+            field: "summary_text".into(),
+            span: Some(m.span.clone()),
+            rule_id: m.rule_id.clone(),
+            constraint_id: m.constraint_id.clone(),
+            message: format!("the summary contradicts {}", m.constraint_id),
+            ..Finding::default()
+        }));
+        if let Some(why) = &v.parse_failure {
+            findings.push(Finding {
+                kind: "unparsed".into(),
+                field: "summary_text".into(),
+                message: why.clone(),
+                ..Finding::default()
+            });
+        }
+    }
+    // G001 re-checks what the checker says it covered.
+    let outcome_result = outcome.result.clone().and_then(|receipt| {
+        if receipt.invariant_ids != cx.request.expected_invariant_ids
+            || receipt.commitment_ids != cx.request.expected_commitment_ids
+            || receipt.receipt_sha256.chars().count() != 64
+        {
+            Err(ConsistencyFailure {
+                outcome: "ERROR",
+                finding_status: "UNKNOWN",
+                message: "compaction consistency receipt differs".into(),
+            })
+        } else {
+            Ok(receipt)
+        }
+    });
+    let mut result = match &outcome_result {
+        Ok(receipt) => CheckResult::pass(
+            "consistency",
+            format!(
+                "every registered constraint is PRESERVED; receipt {}",
+                &receipt.receipt_sha256[..16]
+            ),
+        ),
+        Err(failure) => CheckResult {
+            outcome: failure.outcome,
+            finding_status: failure.finding_status,
+            ..if failure.outcome == "ERROR" {
+                CheckResult::error("consistency", "consistency_error", failure.message.clone())
+            } else if failure.outcome == "FAIL" {
+                CheckResult::fail(
+                    "consistency",
+                    "consistency_finding",
+                    failure.message.clone(),
+                )
+            } else {
+                CheckResult::fail(
+                    "consistency",
+                    "consistency_unsupported",
+                    failure.message.clone(),
+                )
+            }
+        },
+    };
+    result.findings = findings;
+    result.constraints = rows;
+    (result, outcome_result.ok())
+}
+
+fn secrets(
+    cx: &CheckContext<'_>,
+    compacted: &CompactedContext,
+) -> (CheckResult, Option<SecretScanReceipt>) {
+    let mut leaks = Vec::new();
+    for (i, claim) in compacted.preserved_constraint_claims.iter().enumerate() {
+        let path = format!("preserved_constraint_claims[{i}]");
+        scan_leaves(cx.leaf_scanner, &claim.body(), path, &mut leaks);
+    }
+    let scanned = cx
+        .scanner
+        .scan(cx.policy_sha256, compacted)
+        .and_then(|receipt| bound_to_population(receipt, compacted));
+    match scanned {
+        Ok(receipt) if leaks.is_empty() => {
+            let detail = format!(
+                "{} field(s) scanned clean; receipt {}",
+                receipt.scanned_field_count,
+                &receipt.receipt_sha256[..16.min(receipt.receipt_sha256.len())]
+            );
+            (CheckResult::pass("secrets", detail), Some(receipt))
+        }
+        Ok(_) => {
+            let detail = format!("{} secret finding(s) in constraint claims", leaks.len());
+            (
+                CheckResult::fail("secrets", "secret_found", detail)
+                    .with_findings(leaks.into_iter().map(secret_finding).collect()),
+                None,
+            )
+        }
+        Err(failure) => {
+            leaks.splice(0..0, failure.findings);
+            let findings = leaks.into_iter().map(secret_finding).collect();
+            let result = if failure.code == "secret_found" {
+                CheckResult::fail("secrets", failure.code, failure.message)
+            } else {
+                CheckResult::error("secrets", failure.code, failure.message)
+            };
+            (result.with_findings(findings), None)
+        }
+    }
+}
+
+/// G001 trusts no scanner adapter either: the receipt must be CLEAN and name exactly the
+/// population of the four roots and its field count.
+fn bound_to_population(
+    receipt: SecretScanReceipt,
+    compacted: &CompactedContext,
+) -> Result<SecretScanReceipt, ScanFailure> {
+    let (population, fields) = scan_population(compacted);
+    let bound = receipt.decision == "CLEAN"
+        && canonical_sha256(&population).ok().as_deref()
+            == Some(receipt.scanned_population_sha256.as_str())
+        && receipt.scanned_field_count == fields.len() as i64
+        && receipt.receipt_sha256.chars().count() == 64;
+    if bound {
+        Ok(receipt)
+    } else {
+        Err(ScanFailure {
+            code: "scan_receipt_unbound",
+            message: "secret-scan receipt or measured population differs".into(),
+            findings: Vec::new(),
+        })
+    }
+}
+
+fn pinned(manifest: &PinnedManifest, summary: &str) -> CheckResult {
+    let conflicts = manifest.conflicts(summary);
+    let mut rows: Vec<ConstraintRow> = manifest
+        .constraints
+        .iter()
+        .map(|p| {
+            let conflict = conflicts.iter().any(|c| c.constraint_id == p.constraint.id);
+            ConstraintRow {
+                constraint_type: "PINNED".into(),
+                constraint_id: p.constraint.id.clone(),
+                claim_status: p.constraint.severity.clone(),
+                verification_status: if conflict { "CONFLICT" } else { "PRESERVED" }.into(),
+                bounded_rule_id: "pinned-verbatim-v1".into(),
+                evidence_sha256: p.record_sha256.clone(),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| a.constraint_id.cmp(&b.constraint_id));
+    let mut result = if conflicts.is_empty() {
+        CheckResult::pass(
+            "pinned",
+            format!(
+                "{} pinned constraint(s) carried verbatim; none re-opened",
+                manifest.constraints.len()
+            ),
+        )
+    } else {
+        let ids: Vec<&str> = conflicts.iter().map(|c| c.constraint_id.as_str()).collect();
+        CheckResult::fail(
+            "pinned",
+            "pinned_conflict",
+            format!(
+                "the summary re-opens a falsified path forbidden by {}",
+                ids.join(", ")
+            ),
+        )
+    };
+    result.findings = conflicts
+        .into_iter()
+        .map(|c| Finding {
+            kind: "pinned".into(),
+            field: "summary_text".into(),
+            span: Some(c.span),
+            rule_id: c.pattern,
+            constraint_id: c.constraint_id.clone(),
+            message: format!(
+                "matches a forbidden pattern of pinned constraint {}",
+                c.constraint_id
+            ),
+            ..Finding::default()
+        })
+        .collect();
+    result.constraints = rows;
+    result
+}
+
+fn authority(cx: &CheckContext<'_>, summary: &str) -> CheckResult {
+    let findings = cx.authority.check(summary, &cx.request.messages);
+    if findings.is_empty() {
+        return CheckResult::pass(
+            "authority",
+            "no unsupported claim of user or system authority",
+        );
+    }
+    let detail = format!(
+        "{} claim(s) of authority that no source turn supports",
+        findings.len()
+    );
+    let findings = findings
+        .into_iter()
+        .map(|f| Finding {
+            kind: "authority".into(),
+            field: "summary_text".into(),
+            span: Some(f.span),
+            rule_id: format!("authority-{}", f.role),
+            message: f.reason,
+            ..Finding::default()
+        })
+        .collect();
+    CheckResult::fail("authority", "fabricated_authority", detail).with_findings(findings)
+}
+
+/// The canonical digest of a value, empty when it has none (only non-finite numbers).
+pub fn digest_or_empty(value: &Value) -> String {
+    canonical_sha256(value).unwrap_or_default()
+}

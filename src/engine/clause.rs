@@ -1,0 +1,450 @@
+//! The closed-clause verifier: the policy's grammar compiled into a deterministic, bounded
+//! verifier. A predicate is PRESERVED only when the whole summary parses into allowed
+//! clauses (no unparsed suffix, no unknown synonym, no duplicate) and the predicate's
+//! required clause is among them; an explicit conflict wins over any safe clause; a
+//! probabilistic marker makes every predicate UNSUPPORTED. Under the `seed-compatible`
+//! grammar this is the seed test's `ConflictVerifier`, bit for bit.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::json::{canonical_sha256, object, Value};
+use crate::policy::grammar::{Grammar, Segmentation};
+
+use super::pytext::{self, Normalized};
+use super::verifier::{
+    ConflictVerification, ConflictVerifier, ConstraintResult, VerifierError, VerifierInput,
+    VerifierMatch,
+};
+
+/// A grammar that cannot be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrammarError {
+    #[error("conflict pattern \"{id}\" does not compile: {reason}")]
+    Pattern { id: String, reason: String },
+    #[error("conflict pattern \"{id}\" misses its example {example:?}")]
+    ExampleMissed { id: String, example: String },
+    #[error("conflict pattern \"{id}\" matches its negative example {example:?}")]
+    NegativeMatched { id: String, example: String },
+    #[error("charset pattern does not compile: {0}")]
+    Charset(String),
+    #[error("clause template {template:?} has an unknown slot \"{{{slot}}}\" (use path, identifier, number, commit or a|b)")]
+    Slot { template: String, slot: String },
+    #[error("required clause {clause:?} for \"{predicate}\" is not an allowed plain clause")]
+    Required { predicate: String, clause: String },
+}
+
+#[derive(Debug, Clone)]
+enum Token {
+    Literal(String),
+    Slot(SlotKind),
+}
+
+#[derive(Debug, Clone)]
+enum SlotKind {
+    Path,
+    Identifier,
+    Number,
+    Commit,
+    Choice(Vec<String>),
+}
+
+impl SlotKind {
+    fn parse(name: &str) -> Option<SlotKind> {
+        match name {
+            "path" => Some(SlotKind::Path),
+            "identifier" => Some(SlotKind::Identifier),
+            "number" => Some(SlotKind::Number),
+            "commit" => Some(SlotKind::Commit),
+            choice if choice.contains('|') => Some(SlotKind::Choice(
+                choice.split('|').map(pytext::casefold).collect(),
+            )),
+            _ => None,
+        }
+    }
+
+    fn accepts(&self, word: &str) -> bool {
+        let ascii = |extra: &str| {
+            word.chars()
+                .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+        };
+        match self {
+            SlotKind::Path => {
+                (1..=256).contains(&word.len())
+                    && ascii("_-./@+=")
+                    && !word.starts_with(['.', '-'])
+                    && !word.split('/').any(|part| part == ".." || part == ".")
+            }
+            SlotKind::Identifier => {
+                (1..=128).contains(&word.len())
+                    && word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && ascii("_:.-")
+            }
+            SlotKind::Number => {
+                let (int, frac) = word.split_once('.').unwrap_or((word, "0"));
+                (1..=15).contains(&int.len())
+                    && (1..=6).contains(&frac.len())
+                    && int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+            }
+            SlotKind::Commit => {
+                (7..=40).contains(&word.len())
+                    && word.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            }
+            SlotKind::Choice(options) => options.contains(&pytext::casefold(word)),
+        }
+    }
+}
+
+struct Conflict {
+    id: String,
+    predicate: String,
+    loose: regex::Regex,
+    exact: fancy_regex::Regex,
+}
+
+impl Conflict {
+    /// The first match on the normalised summary, as a byte range of it.
+    fn find(&self, normalized: &str) -> Result<Option<std::ops::Range<usize>>, VerifierError> {
+        if !self.loose.is_match(normalized) {
+            return Ok(None);
+        }
+        match self.exact.find(normalized) {
+            Ok(found) => Ok(found.map(|m| m.range())),
+            Err(e) => Err(VerifierError(format!(
+                "conflict pattern \"{}\" failed: {e}",
+                self.id
+            ))),
+        }
+    }
+}
+
+/// The policy's grammar, compiled.
+pub struct ClosedClauseVerifier {
+    grammar: Grammar,
+    artifact_sha256: String,
+    charset: Option<regex::Regex>,
+    plain: HashSet<String>,
+    templates: Vec<Vec<Token>>,
+    required: BTreeMap<String, String>,
+    conflicts: Vec<Conflict>,
+}
+
+impl ClosedClauseVerifier {
+    pub fn new(
+        grammar: &Grammar,
+        artifact_sha256: &str,
+    ) -> Result<ClosedClauseVerifier, GrammarError> {
+        let charset = match &grammar.charset {
+            Some(pattern) => Some(
+                regex::Regex::new(&format!(r"\A(?:{pattern})\z"))
+                    .map_err(|e| GrammarError::Charset(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let mut plain = HashSet::new();
+        let mut templates = Vec::new();
+        for clause in &grammar.clauses {
+            if clause.contains('{') {
+                templates.push(compile_template(clause)?);
+            } else {
+                plain.insert(pytext::casefold(&pytext::collapse_whitespace(clause)));
+            }
+        }
+        let mut required = BTreeMap::new();
+        for item in &grammar.required {
+            let clause = pytext::casefold(&pytext::collapse_whitespace(&item.clause));
+            if !plain.contains(&clause) {
+                return Err(GrammarError::Required {
+                    predicate: item.predicate.clone(),
+                    clause: item.clause.clone(),
+                });
+            }
+            required.insert(item.predicate.clone(), clause);
+        }
+        let mut conflicts = Vec::new();
+        for item in &grammar.conflicts {
+            let bad = |reason: String| GrammarError::Pattern {
+                id: item.id.clone(),
+                reason,
+            };
+            let loose = pytext::translate_pattern(&item.pattern, true).map_err(&bad)?;
+            let exact = pytext::translate_pattern(&item.pattern, false).map_err(&bad)?;
+            let conflict = Conflict {
+                id: item.id.clone(),
+                predicate: item.predicate.clone(),
+                loose: regex::RegexBuilder::new(&loose)
+                    .size_limit(64 << 20)
+                    .build()
+                    .map_err(|e| bad(e.to_string()))?,
+                exact: fancy_regex::Regex::new(&exact).map_err(|e| bad(e.to_string()))?,
+            };
+            for example in &item.examples {
+                if !matches!(conflict.find(&Normalized::new(example).text), Ok(Some(_))) {
+                    return Err(GrammarError::ExampleMissed {
+                        id: item.id.clone(),
+                        example: example.clone(),
+                    });
+                }
+            }
+            for example in &item.negative_examples {
+                if !matches!(conflict.find(&Normalized::new(example).text), Ok(None)) {
+                    return Err(GrammarError::NegativeMatched {
+                        id: item.id.clone(),
+                        example: example.clone(),
+                    });
+                }
+            }
+            conflicts.push(conflict);
+        }
+        Ok(ClosedClauseVerifier {
+            grammar: grammar.clone(),
+            artifact_sha256: artifact_sha256.to_owned(),
+            charset,
+            plain,
+            templates,
+            required,
+            conflicts,
+        })
+    }
+
+    /// Cuts the summary into clauses and checks each against the grammar: the clause list
+    /// of a total parse, or why the parse is not total.
+    pub fn parse_clauses(&self, summary: &str) -> Result<Vec<String>, String> {
+        if let Some(charset) = &self.charset {
+            if !charset.is_match(summary) {
+                let bad = summary.chars().find(|c| !charset.is_match(&c.to_string()));
+                return Err(match bad {
+                    Some(c) => format!("character {c:?} is outside the grammar's character set"),
+                    None => "the summary is outside the grammar's character set".to_owned(),
+                });
+            }
+        }
+        let text = if self.grammar.case_fold {
+            pytext::casefold(summary)
+        } else {
+            summary.to_owned()
+        };
+        let segments = match self.grammar.segmentation {
+            Segmentation::Period => period_segments(&text)?,
+            Segmentation::Sentence => sentence_segments(&text)?,
+        };
+        let mut seen = HashSet::new();
+        let mut clauses = Vec::with_capacity(segments.len());
+        for segment in segments {
+            let clause = pytext::collapse_whitespace(segment);
+            if clause.is_empty() {
+                return Err("the summary has an empty clause".to_owned());
+            }
+            let folded = pytext::casefold(&clause);
+            if !seen.insert(folded.clone()) {
+                return Err(format!("clause {clause:?} is repeated"));
+            }
+            if !self.plain.contains(&folded)
+                && !self.templates.iter().any(|t| template_matches(t, &clause))
+            {
+                return Err(format!("clause {clause:?} is not in the grammar"));
+            }
+            clauses.push(clause);
+        }
+        if clauses.is_empty() {
+            return Err("the summary has no clause".to_owned());
+        }
+        Ok(clauses)
+    }
+}
+
+fn compile_template(template: &str) -> Result<Vec<Token>, GrammarError> {
+    pytext::collapse_whitespace(template)
+        .split(' ')
+        .map(
+            |word| match word.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
+                Some(slot) => {
+                    SlotKind::parse(slot)
+                        .map(Token::Slot)
+                        .ok_or_else(|| GrammarError::Slot {
+                            template: template.to_owned(),
+                            slot: slot.to_owned(),
+                        })
+                }
+                None => Ok(Token::Literal(pytext::casefold(word))),
+            },
+        )
+        .collect()
+}
+
+fn template_matches(template: &[Token], clause: &str) -> bool {
+    let words: Vec<&str> = clause.split(' ').collect();
+    words.len() == template.len()
+        && template
+            .iter()
+            .zip(&words)
+            .all(|(token, word)| match token {
+                Token::Literal(literal) => *literal == pytext::casefold(word),
+                Token::Slot(slot) => slot.accepts(word),
+            })
+}
+
+/// The seed's segmentation: `text.split(".")`, and the last segment must be empty.
+fn period_segments(text: &str) -> Result<Vec<&str>, String> {
+    if !text.ends_with('.') {
+        return Err("the summary does not end with \".\"".to_owned());
+    }
+    let mut segments: Vec<&str> = text.split('.').collect();
+    segments.pop();
+    Ok(segments)
+}
+
+/// Clauses end at a `.` followed by whitespace or the end of the text.
+fn sentence_segments(text: &str) -> Result<Vec<&str>, String> {
+    let trimmed = text.trim_end_matches(pytext::is_space);
+    let Some(body) = trimmed.strip_suffix('.') else {
+        return Err("the summary does not end with \".\"".to_owned());
+    };
+    let mut segments = Vec::new();
+    let mut start = 0;
+    let mut chars = body.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c == '.'
+            && chars
+                .peek()
+                .is_some_and(|&(_, next)| pytext::is_space(next))
+        {
+            segments.push(&body[start..at]);
+            start = at + 1;
+        }
+    }
+    segments.push(&body[start..]);
+    Ok(segments)
+}
+
+impl ConflictVerifier for ClosedClauseVerifier {
+    fn verify(&self, input: &VerifierInput<'_>) -> Result<ConflictVerification, VerifierError> {
+        let normalized = Normalized::new(input.summary_text);
+        let parsed = if input.summary_text.is_empty() {
+            Err("the summary is empty".to_owned())
+        } else {
+            self.parse_clauses(input.summary_text)
+        };
+        let probabilistic = self
+            .grammar
+            .probabilistic_markers
+            .iter()
+            .any(|marker| normalized.text.contains(marker.as_str()));
+        let mut matched: BTreeMap<&str, Vec<VerifierMatch>> = BTreeMap::new();
+        for conflict in &self.conflicts {
+            if let Some(range) = conflict.find(&normalized.text)? {
+                matched
+                    .entry(conflict.predicate.as_str())
+                    .or_default()
+                    .push(VerifierMatch {
+                        constraint_id: String::new(),
+                        rule_id: conflict.id.clone(),
+                        span: normalized.source_span(range.start, range.end),
+                    });
+            }
+        }
+        let clauses = parsed.as_ref().ok();
+        let mut results = Vec::with_capacity(input.canonical_constraints.len());
+        let mut matches = Vec::new();
+        if input.canonical_constraints.len() != input.claims.len() {
+            return Err(VerifierError(
+                "constraint and claim populations differ in length".to_owned(),
+            ));
+        }
+        for (constraint, claim) in input.canonical_constraints.iter().zip(input.claims) {
+            let predicate = constraint.canonical_predicate.as_str();
+            let mut rule = self.grammar.rule_id.as_str();
+            let status = if probabilistic {
+                rule = &self.grammar.probabilistic_rule_id;
+                "UNSUPPORTED"
+            } else if let Some(found) = matched.get(predicate) {
+                matches.extend(found.iter().map(|m| VerifierMatch {
+                    constraint_id: constraint.constraint_id.clone(),
+                    ..m.clone()
+                }));
+                "CONFLICT"
+            } else if let (Some(clauses), Some(required)) = (clauses, self.required.get(predicate))
+            {
+                let present = clauses.iter().any(|c| {
+                    if self.grammar.case_fold {
+                        c == required
+                    } else {
+                        pytext::casefold(c) == *required
+                    }
+                });
+                if present {
+                    "PRESERVED"
+                } else {
+                    "UNSUPPORTED"
+                }
+            } else {
+                "UNSUPPORTED"
+            };
+            let evidence = object([
+                ("constraint_type", Value::from(&constraint.constraint_type)),
+                ("constraint_id", Value::from(&constraint.constraint_id)),
+                (
+                    "predicate_sha256",
+                    Value::from(&constraint.canonical_predicate_sha256),
+                ),
+                (
+                    "summary_sha256",
+                    Value::from(input.compacted_summary_sha256),
+                ),
+                (
+                    "parsed_clause_population",
+                    clauses.map_or(Value::Null, |c| Value::from(&c[..])),
+                ),
+                ("complete_clause_parse", Value::Bool(clauses.is_some())),
+                ("rule", Value::from(rule)),
+                ("status", Value::from(status)),
+            ]);
+            results.push(ConstraintResult {
+                constraint_type: constraint.constraint_type.clone(),
+                constraint_id: constraint.constraint_id.clone(),
+                canonical_record_sha256: constraint.canonical_record_sha256.clone(),
+                canonical_predicate_sha256: constraint.canonical_predicate_sha256.clone(),
+                claim_status: claim.status.clone(),
+                verification_status: status.to_owned(),
+                bounded_rule_id: rule.to_owned(),
+                evidence_sha256: canonical_sha256(&evidence)
+                    .map_err(|e| VerifierError(e.to_string()))?,
+            });
+        }
+        let statuses: Vec<&str> = results
+            .iter()
+            .map(|r| r.verification_status.as_str())
+            .collect();
+        let (outcome, finding) = if statuses.contains(&"CONFLICT") {
+            ("FAIL", "FINDING")
+        } else if statuses.contains(&"UNSUPPORTED") || probabilistic {
+            ("INSUFFICIENT_DATA", "UNKNOWN")
+        } else {
+            ("PASS", "NO_FINDING")
+        };
+        let mut verification = ConflictVerification {
+            outcome: outcome.to_owned(),
+            finding_status: finding.to_owned(),
+            assurance_type: if probabilistic {
+                "PROBABILISTIC"
+            } else {
+                "DETERMINISTIC_BOUNDED"
+            }
+            .to_owned(),
+            verifier_version: self.grammar.verifier_version.clone(),
+            verifier_artifact_sha256: self.artifact_sha256.clone(),
+            rendered_policy_sha256: input.rendered_policy_sha256.to_owned(),
+            compacted_summary_sha256: input.compacted_summary_sha256.to_owned(),
+            claim_population_sha256: input.claim_population_sha256.to_owned(),
+            claim_count: input.claims.len() as i64,
+            result_population_sha256: String::new(),
+            result_count: 0,
+            results,
+            receipt_sha256: String::new(),
+            parsed_clauses: parsed.as_ref().ok().cloned(),
+            matches,
+            parse_failure: parsed.err(),
+        };
+        verification.seal();
+        Ok(verification)
+    }
+}

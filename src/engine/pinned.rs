@@ -1,0 +1,208 @@
+//! Pinned negative constraints (seed 004). Before the summary is examined they are isolated
+//! into a manifest (a SHA-256 per constraint and a root); the trusted instruction renders
+//! them verbatim from that manifest, never from the summary; the context the gate returns
+//! must carry every pinned text byte for byte; and a summary that matches a constraint's
+//! forbidden pattern re-opens a falsified path, a CONFLICT for that constraint.
+
+use crate::json::{canonical_sha256, object, sha256_hex, Value};
+use crate::policy::{check_pinned, PinnedConstraint};
+
+/// A pinned constraint whose forbidden patterns were compiled.
+#[derive(Debug, Clone)]
+pub struct Pinned {
+    pub constraint: PinnedConstraint,
+    pub record_sha256: String,
+    patterns: Vec<regex::Regex>,
+}
+
+/// The isolated constraints, in request order after the policy's defaults.
+#[derive(Debug, Clone)]
+pub struct PinnedManifest {
+    pub constraints: Vec<Pinned>,
+    pub root_sha256: String,
+}
+
+/// A pinned constraint the summary re-opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedConflict {
+    pub constraint_id: String,
+    pub pattern: String,
+    /// Byte range in the summary.
+    pub span: std::ops::Range<usize>,
+}
+
+fn record(constraint: &PinnedConstraint) -> Value {
+    object([
+        ("id", Value::from(&constraint.id)),
+        ("severity", Value::from(&constraint.severity)),
+        ("text", Value::from(&constraint.text)),
+        (
+            "forbidden_patterns",
+            Value::from(&constraint.forbidden_patterns[..]),
+        ),
+    ])
+}
+
+impl PinnedManifest {
+    /// Isolates the policy's defaults and the request's constraints. A request constraint
+    /// with the id of a default replaces nothing: the id clash is refused.
+    pub fn isolate(
+        defaults: &[PinnedConstraint],
+        requested: &[PinnedConstraint],
+    ) -> Result<PinnedManifest, String> {
+        let mut constraints: Vec<Pinned> = Vec::new();
+        for constraint in defaults.iter().chain(requested) {
+            check_pinned(&constraint.id, &constraint.severity, &constraint.text)?;
+            if constraints.iter().any(|p| p.constraint.id == constraint.id) {
+                return Err(format!(
+                    "pinned constraint id \"{}\" appears twice",
+                    constraint.id
+                ));
+            }
+            let patterns = constraint
+                .forbidden_patterns
+                .iter()
+                .map(|pattern| {
+                    regex::RegexBuilder::new(pattern)
+                        .case_insensitive(true)
+                        .size_limit(1 << 20)
+                        .build()
+                        .map_err(|e| format!("pinned constraint \"{}\": forbidden pattern {pattern:?} does not compile: {e}", constraint.id))
+                })
+                .collect::<Result<_, _>>()?;
+            let record_sha256 = canonical_sha256(&record(constraint)).map_err(|e| e.to_string())?;
+            constraints.push(Pinned {
+                constraint: constraint.clone(),
+                record_sha256,
+                patterns,
+            });
+        }
+        let root = object([
+            ("schema_version", Value::from("cq.pinned-manifest.v1")),
+            (
+                "constraints",
+                Value::Array(
+                    constraints
+                        .iter()
+                        .map(|p| {
+                            object([
+                                ("id", Value::from(&p.constraint.id)),
+                                ("record_sha256", Value::from(&p.record_sha256)),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+        ]);
+        let root_sha256 = canonical_sha256(&root).map_err(|e| e.to_string())?;
+        Ok(PinnedManifest {
+            constraints,
+            root_sha256,
+        })
+    }
+
+    /// The manifest as it goes into the report.
+    pub fn to_value(&self) -> Value {
+        object([
+            ("root_sha256", Value::from(&self.root_sha256)),
+            (
+                "constraints",
+                Value::Array(
+                    self.constraints
+                        .iter()
+                        .map(|p| {
+                            object([
+                                ("id", Value::from(&p.constraint.id)),
+                                ("severity", Value::from(&p.constraint.severity)),
+                                ("record_sha256", Value::from(&p.record_sha256)),
+                                (
+                                    "text_sha256",
+                                    Value::from(sha256_hex(p.constraint.text.as_bytes())),
+                                ),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+        ])
+    }
+
+    /// Every forbidden-pattern match in the summary.
+    pub fn conflicts(&self, summary: &str) -> Vec<PinnedConflict> {
+        let mut out = Vec::new();
+        for pinned in &self.constraints {
+            for (pattern, regex) in pinned
+                .constraint
+                .forbidden_patterns
+                .iter()
+                .zip(&pinned.patterns)
+            {
+                if let Some(found) = regex.find(summary) {
+                    out.push(PinnedConflict {
+                        constraint_id: pinned.constraint.id.clone(),
+                        pattern: pattern.clone(),
+                        span: found.range(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The ids of constraints whose text the trusted channel does not carry byte for byte.
+    pub fn missing_from(&self, trusted_content: &str) -> Vec<String> {
+        self.constraints
+            .iter()
+            .filter(|p| !trusted_content.contains(p.constraint.text.as_str()))
+            .map(|p| p.constraint.id.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pin(id: &str, text: &str, patterns: &[&str]) -> PinnedConstraint {
+        PinnedConstraint {
+            id: id.into(),
+            severity: "critical".into(),
+            text: text.into(),
+            forbidden_patterns: patterns.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn forbidden_patterns_find_reopened_paths() {
+        let manifest = PinnedManifest::isolate(
+            &[],
+            &[pin(
+                "PIN-1",
+                "Never run migration 0042 on the shared database.",
+                &[r"\brun\b.{0,40}\b0042\b"],
+            )],
+        )
+        .unwrap();
+        let conflicts = manifest.conflicts("Next: Run migration 0042 again to finish.");
+        assert_eq!(conflicts.len(), 1);
+        assert_eq!(conflicts[0].span, 6..24);
+        assert!(manifest
+            .conflicts("Migration 0042 must not run again.")
+            .is_empty());
+    }
+
+    #[test]
+    fn presence_is_byte_for_byte() {
+        let manifest =
+            PinnedManifest::isolate(&[], &[pin("P", "Do not push to main.", &[])]).unwrap();
+        assert!(manifest.missing_from("x Do not push to main. y").is_empty());
+        assert_eq!(manifest.missing_from("Do not push to  main."), ["P"]);
+    }
+
+    #[test]
+    fn bad_constraints_are_refused() {
+        assert!(PinnedManifest::isolate(&[], &[pin("P", "t", &["("])]).is_err());
+        assert!(PinnedManifest::isolate(&[pin("P", "t", &[])], &[pin("P", "u", &[])]).is_err());
+        assert!(PinnedManifest::isolate(&[], &[pin("", "t", &[])]).is_err());
+    }
+}

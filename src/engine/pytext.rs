@@ -1,0 +1,333 @@
+//! Python's text semantics, exactly, for the closed-clause verifier: `str.casefold()`,
+//! `str.split()` whitespace, and `re`'s `\w`/`\b`/`\s` for `str` patterns. The seed's
+//! verifier normalises with these, and the reference vectors probe their corners (long s,
+//! capital sharp s, dotted capital I, U+001C..U+001F and U+0085 as whitespace, combining
+//! marks and vulgar fractions beside a word). Rust's own Unicode notions differ on each, so
+//! the tables are generated from CPython 3.11.7 and shipped in `assets/unicode/`.
+
+use std::sync::OnceLock;
+
+struct Tables {
+    /// Sorted by code point: (code point, its casefold).
+    fold: Vec<(char, String)>,
+    word: Vec<(u32, u32)>,
+    space: Vec<(u32, u32)>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| Tables {
+        fold: parse_fold(include_str!("../../assets/unicode/python-casefold.txt")),
+        word: parse_ranges(include_str!("../../assets/unicode/python-word.txt")),
+        space: parse_ranges(include_str!("../../assets/unicode/python-space.txt")),
+    })
+}
+
+fn data_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+}
+
+fn hex_char(text: &str) -> Option<char> {
+    u32::from_str_radix(text, 16).ok().and_then(char::from_u32)
+}
+
+fn parse_fold(text: &str) -> Vec<(char, String)> {
+    let mut out: Vec<(char, String)> = data_lines(text)
+        .filter_map(|line| {
+            let (from, to) = line.split_once('\t')?;
+            let folded: Option<String> = to.split(' ').map(hex_char).collect();
+            Some((hex_char(from)?, folded?))
+        })
+        .collect();
+    out.sort_by_key(|(c, _)| *c);
+    out
+}
+
+fn parse_ranges(text: &str) -> Vec<(u32, u32)> {
+    data_lines(text)
+        .filter_map(|line| {
+            let (a, b) = line.split_once("..")?;
+            Some((
+                u32::from_str_radix(a, 16).ok()?,
+                u32::from_str_radix(b, 16).ok()?,
+            ))
+        })
+        .collect()
+}
+
+fn in_ranges(ranges: &[(u32, u32)], c: char) -> bool {
+    let c = c as u32;
+    ranges
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// `c.isspace()` in Python: what `str.split()` splits on.
+pub fn is_space(c: char) -> bool {
+    if c.is_ascii() {
+        return matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ');
+    }
+    in_ranges(&tables().space, c)
+}
+
+/// `re`'s `\w` for `str` patterns: `c.isalnum() or c == "_"`.
+pub fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    in_ranges(&tables().word, c)
+}
+
+/// Appends Python's `c.casefold()` to `out`.
+fn push_casefold(out: &mut String, c: char) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    let fold = &tables().fold;
+    match fold.binary_search_by_key(&c, |(k, _)| *k) {
+        Ok(index) => out.push_str(&fold[index].1),
+        Err(_) => out.push(c),
+    }
+}
+
+/// Python's `text.casefold()`.
+pub fn casefold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_casefold(&mut out, c);
+    }
+    out
+}
+
+/// Python's `" ".join(text.split())`.
+pub fn collapse_whitespace(text: &str) -> String {
+    text.split(is_space)
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `" ".join(text.casefold().split())`, remembering for every byte of the result the byte
+/// offset in `text` it came from, so matches on the normalised text map back to the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Normalized {
+    pub text: String,
+    origin: Vec<usize>,
+    source_len: usize,
+}
+
+impl Normalized {
+    pub fn new(source: &str) -> Normalized {
+        let mut text = String::with_capacity(source.len());
+        let mut origin = Vec::with_capacity(source.len());
+        let mut pending_space: Option<usize> = None;
+        for (at, c) in source.char_indices() {
+            if is_space(c) {
+                if !text.is_empty() && pending_space.is_none() {
+                    pending_space = Some(at);
+                }
+                continue;
+            }
+            if let Some(space_at) = pending_space.take() {
+                text.push(' ');
+                origin.push(space_at);
+            }
+            let before = text.len();
+            push_casefold(&mut text, c);
+            origin.resize(origin.len() + text.len() - before, at);
+        }
+        Normalized {
+            text,
+            origin,
+            source_len: source.len(),
+        }
+    }
+
+    /// The source byte range that the normalised byte range `start..end` came from.
+    pub fn source_span(&self, start: usize, end: usize) -> std::ops::Range<usize> {
+        let from = self.origin.get(start).copied().unwrap_or(self.source_len);
+        let to = match end.checked_sub(1).and_then(|last| self.origin.get(last)) {
+            Some(&last) => self
+                .origin
+                .iter()
+                .skip(end)
+                .copied()
+                .find(|&o| o > last)
+                .unwrap_or(self.source_len),
+            None => from,
+        };
+        from..to.max(from)
+    }
+}
+
+/// Rewrites a pattern written for Python's `re` (on `str`) so that Rust regex engines give
+/// the same answers: `\w`, `\W`, `\s`, `\S` become Python's classes and `\b`/`\B` become
+/// lookarounds on Python's `\w` (for `fancy-regex`). With `loose`, `\b`/`\B` are dropped
+/// instead: the result matches wherever the exact one does, so it serves as a fast
+/// prefilter for the plain `regex` crate.
+pub fn translate_pattern(pattern: &str, loose: bool) -> Result<String, String> {
+    let word = class_body(&tables().word);
+    let space = class_body(&tables().space);
+    let w = format!("[{word}]");
+    let mut out = String::with_capacity(pattern.len() * 2);
+    let mut in_class = false;
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    return Err("pattern ends with a lone backslash".into());
+                };
+                match (next, in_class) {
+                    ('w', false) => out.push_str(&w),
+                    ('W', false) => out.push_str(&format!("[^{word}]")),
+                    ('s', false) => out.push_str(&format!("[{space}]")),
+                    ('S', false) => out.push_str(&format!("[^{space}]")),
+                    ('w', true) => out.push_str(&word),
+                    ('s', true) => out.push_str(&space),
+                    ('W' | 'S' | 'b' | 'B', true) => {
+                        return Err(format!(
+                            "\\{next} inside a character class is not supported"
+                        ))
+                    }
+                    ('b' | 'B', false) if loose => {}
+                    ('b', false) => {
+                        out.push_str(&format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"));
+                    }
+                    ('B', false) => {
+                        out.push_str(&format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"));
+                    }
+                    (other, _) => {
+                        out.push('\\');
+                        out.push(other);
+                    }
+                }
+            }
+            '(' if !in_class && loose && is_lookaround(chars.clone()) => skip_group(&mut chars)?,
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push_str("\\]");
+                    chars.next();
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the text after a `(` opens a lookaround: `?=`, `?!`, `?<=` or `?<!`.
+fn is_lookaround(mut rest: std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    if rest.next() != Some('?') {
+        return false;
+    }
+    match rest.next() {
+        Some('=' | '!') => true,
+        Some('<') => matches!(rest.next(), Some('=' | '!')),
+        _ => false,
+    }
+}
+
+/// Skips the rest of a group whose `(` was just read, nested groups, classes and escapes
+/// included.
+fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<(), String> {
+    let mut depth = 1;
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
+    }
+    Err("unbalanced parenthesis in a lookaround".into())
+}
+
+fn class_body(ranges: &[(u32, u32)]) -> String {
+    ranges
+        .iter()
+        .map(|(a, b)| format!("\\x{{{a:X}}}-\\x{{{b:X}}}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casefold_matches_python() {
+        assert_eq!(casefold("Straße ẞ ſ İ ΣΑΣ"), "strasse ss s i\u{307} σασ");
+    }
+
+    #[test]
+    fn python_whitespace_includes_separators() {
+        for c in ['\x1c', '\x1f', '\u{85}', '\u{a0}', '\u{3000}'] {
+            assert!(is_space(c), "{c:?}");
+        }
+        assert!(!is_space('\u{200b}'));
+        assert_eq!(collapse_whitespace(" a\x1f\u{85}b  c "), "a b c");
+    }
+
+    #[test]
+    fn word_characters_follow_isalnum() {
+        assert!(is_word('½'));
+        assert!(!is_word('\u{301}'));
+        assert!(!is_word('‿'));
+        assert!(is_word('_'));
+    }
+
+    #[test]
+    fn normalized_maps_back_to_source() {
+        let source = "  Do\tNOT   reveal ẞ.";
+        let n = Normalized::new(source);
+        assert_eq!(n.text, "do not reveal ss.");
+        let at = n.text.find("reveal").unwrap();
+        assert_eq!(&source[n.source_span(at, at + 6)], "reveal");
+        let ss = n.text.find("ss").unwrap();
+        assert_eq!(&source[n.source_span(ss, ss + 2)], "ẞ");
+    }
+
+    #[test]
+    fn translated_boundaries_follow_python() {
+        let exact =
+            fancy_regex::Regex::new(&translate_pattern(r"\breveal\b", false).unwrap()).unwrap();
+        assert!(exact.is_match("reveal\u{301} it").unwrap());
+        assert!(!exact.is_match("½reveal").unwrap());
+        let loose = regex::Regex::new(
+            &translate_pattern(r"(?<!not )\breveal\b\s+\w(?=[a-z](?:x))", true).unwrap(),
+        )
+        .unwrap();
+        assert!(loose.is_match("½reveal\u{85}x"));
+        assert!(loose.is_match("not reveal x"));
+    }
+}

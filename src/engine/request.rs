@@ -1,0 +1,94 @@
+//! What the runtime hands the gate, and the seed's refusals: an empty identity or source
+//! population, a malformed source message, duplicated message ids. A refused request never
+//! reaches a check; the caller gets a clear error (exit code 2).
+
+use crate::json::{canonical_sha256, object, Value};
+use crate::policy::PinnedConstraint;
+
+/// A source message that was compacted: `{message_id, role: user|assistant|tool, content}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceMessage {
+    pub message_id: String,
+    pub role: String,
+    pub content: String,
+}
+
+impl SourceMessage {
+    /// The seed's `message_record`, whose canonical SHA-256 is the message's source digest.
+    pub fn record(&self) -> Value {
+        object([
+            ("message_id", Value::from(&self.message_id)),
+            ("role", Value::from(&self.role)),
+            ("content", Value::from(&self.content)),
+        ])
+    }
+}
+
+/// What the summarizer gave back: its raw output, or how it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummarizerOutput {
+    Raw(String),
+    Failed(String),
+}
+
+/// One compaction to decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateRequest {
+    pub tenant_id: String,
+    pub task_id: String,
+    pub messages: Vec<SourceMessage>,
+    pub expected_invariant_ids: Vec<String>,
+    pub expected_commitment_ids: Vec<String>,
+    pub pinned_constraints: Vec<PinnedConstraint>,
+    pub model_revision: String,
+    pub summarizer: SummarizerOutput,
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error("invalid policy: {0}")]
+    InvalidPolicy(String),
+    #[error("the trusted instruction could not be rendered: {0}")]
+    RenderFailed(String),
+    #[error("the returned context does not carry pinned constraint(s) {0:?} byte for byte")]
+    PinnedMissing(Vec<String>),
+    #[error("audit failed: {0}")]
+    AuditFailed(String),
+}
+
+impl GateRequest {
+    /// The seed's checks on identity and source population; the source digests in order.
+    pub fn source_digests(&self) -> Result<Vec<String>, Refusal> {
+        if self.tenant_id.is_empty() || self.task_id.is_empty() || self.messages.is_empty() {
+            return Err(Refusal::InvalidRequest(
+                "compaction identity or source population is empty".into(),
+            ));
+        }
+        let mut digests = Vec::with_capacity(self.messages.len());
+        let mut seen = std::collections::HashSet::new();
+        for (index, message) in self.messages.iter().enumerate() {
+            if message.message_id.is_empty()
+                || !["user", "assistant", "tool"].contains(&message.role.as_str())
+                || message.content.is_empty()
+            {
+                return Err(Refusal::InvalidRequest(format!(
+                    "untrusted message schema differs: messages[{index}] needs a message_id, a role of user, assistant or tool, and non-empty content"
+                )));
+            }
+            if !seen.insert(message.message_id.as_str()) {
+                return Err(Refusal::InvalidRequest(format!(
+                    "source message IDs are duplicated: \"{}\" at messages[{index}]",
+                    message.message_id
+                )));
+            }
+            digests.push(
+                canonical_sha256(&message.record())
+                    .map_err(|e| Refusal::InvalidRequest(e.to_string()))?,
+            );
+        }
+        Ok(digests)
+    }
+}

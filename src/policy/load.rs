@@ -1,0 +1,204 @@
+//! Reading a policy: TOML into the typed model, the seed's validity rules plus our own, the
+//! JSON form and its digest, and the built-in policies embedded from `assets/policies/`.
+
+use std::collections::BTreeSet;
+
+use crate::json::{self, Value};
+
+use super::model::Policy;
+
+/// The built-in policies, by name.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "default",
+        include_str!("../../assets/policies/default.toml"),
+    ),
+    (
+        "seed-compatible",
+        include_str!("../../assets/policies/seed-compatible.toml"),
+    ),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("policy {origin} is not valid TOML for cq.policy.v1: {reason}")]
+    Syntax { origin: String, reason: String },
+    #[error("policy {origin} is invalid: {reason}")]
+    Invalid { origin: String, reason: String },
+    #[error("no built-in policy named \"{0}\" (built-in: default, seed-compatible)")]
+    UnknownBuiltin(String),
+}
+
+impl Policy {
+    /// Parses and validates a policy; `origin` names it in errors (a path or `builtin:NAME`).
+    pub fn from_toml(text: &str, origin: &str) -> Result<Policy, PolicyError> {
+        let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Syntax {
+            origin: origin.to_owned(),
+            reason: e.to_string(),
+        })?;
+        policy.validate().map_err(|reason| PolicyError::Invalid {
+            origin: origin.to_owned(),
+            reason,
+        })?;
+        Ok(policy)
+    }
+
+    pub fn builtin(name: &str) -> Result<Policy, PolicyError> {
+        let (_, text) = BUILTIN
+            .iter()
+            .find(|(builtin, _)| *builtin == name)
+            .ok_or_else(|| PolicyError::UnknownBuiltin(name.to_owned()))?;
+        Policy::from_toml(text, &format!("builtin:{name}"))
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.schema_version != "cq.policy.v1" {
+            return Err(format!(
+                "schema_version is \"{}\", expected \"cq.policy.v1\"",
+                self.schema_version
+            ));
+        }
+        if self.policy_version.is_empty() || self.name.is_empty() {
+            return Err("name and policy_version must not be empty".into());
+        }
+        let c = &self.compaction;
+        if c.summary_min_length < 1 || c.fallback_message_count < 1 {
+            return Err(
+                "compaction.summary_min_length and fallback_message_count must be at least 1"
+                    .into(),
+            );
+        }
+        if c.max_raw_output_bytes < 1 || !(1..=1024).contains(&c.max_json_depth) {
+            return Err(
+                "compaction.max_raw_output_bytes must be positive and max_json_depth in 1..=1024"
+                    .into(),
+            );
+        }
+        for (what, set) in [
+            ("invariants", &self.invariants),
+            ("commitments", &self.commitments),
+        ] {
+            if set.revision < 1 || set.records.is_empty() {
+                return Err(format!(
+                    "{what} needs a revision of at least 1 and at least one record"
+                ));
+            }
+            let mut ids = BTreeSet::new();
+            for record in &set.records {
+                if record.id.is_empty()
+                    || record.canonical_text.is_empty()
+                    || record.canonical_predicate.is_empty()
+                {
+                    return Err(format!(
+                        "{what}: a record has an empty id, text or predicate"
+                    ));
+                }
+                if record.record_revision < 1 {
+                    return Err(format!(
+                        "{what}: record \"{}\" needs record_revision of at least 1",
+                        record.id
+                    ));
+                }
+                if !ids.insert(record.id.as_str()) {
+                    return Err(format!("{what}: record id \"{}\" appears twice", record.id));
+                }
+            }
+        }
+        let predicates: BTreeSet<&str> = self
+            .invariants
+            .records
+            .iter()
+            .chain(&self.commitments.records)
+            .map(|r| r.canonical_predicate.as_str())
+            .collect();
+        for required in &self.grammar.required {
+            if !predicates.contains(required.predicate.as_str()) {
+                return Err(format!(
+                    "grammar.required names predicate \"{}\" that no record has",
+                    required.predicate
+                ));
+            }
+        }
+        let mut pinned = BTreeSet::new();
+        for item in &self.pinned {
+            check_pinned(&item.id, &item.severity, &item.text)?;
+            if !pinned.insert(item.id.as_str()) {
+                return Err(format!(
+                    "pinned constraint id \"{}\" appears twice",
+                    item.id
+                ));
+            }
+        }
+        let codes: BTreeSet<&str> = self
+            .review
+            .reason_codes
+            .iter()
+            .map(|r| r.code.as_str())
+            .collect();
+        if codes.len() != self.review.reason_codes.len() {
+            return Err("review.reason_codes has a duplicate code".into());
+        }
+        if let Some(bad) = self
+            .review
+            .reason_codes
+            .iter()
+            .find(|r| !["release", "reject", "both"].contains(&r.applies_to.as_str()))
+        {
+            return Err(format!(
+                "reason code \"{}\" applies_to must be release, reject or both",
+                bad.code
+            ));
+        }
+        Ok(())
+    }
+
+    /// The policy's JSON form: every field of the typed model (absent options left out).
+    pub fn to_value(&self) -> Value {
+        toml::Value::try_from(self)
+            .map(|v| toml_to_json(&v))
+            .unwrap_or(Value::Null)
+    }
+
+    /// `policy_sha256`: the canonical SHA-256 of the JSON form.
+    pub fn sha256(&self) -> String {
+        json::canonical_sha256(&self.to_value()).unwrap_or_default()
+    }
+
+    /// The verifier artifact's digest: the grammar's own if set, else its canonical SHA-256.
+    pub fn verifier_artifact_sha256(&self) -> String {
+        match &self.grammar.artifact_sha256 {
+            Some(digest) => digest.clone(),
+            None => {
+                let grammar = toml::Value::try_from(&self.grammar)
+                    .map(|v| toml_to_json(&v))
+                    .unwrap_or(Value::Null);
+                json::canonical_sha256(&grammar).unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// The rules a pinned constraint must meet, from the policy or from a request.
+pub fn check_pinned(id: &str, severity: &str, text: &str) -> Result<(), String> {
+    if id.trim().is_empty() || text.trim().is_empty() {
+        return Err("a pinned constraint has an empty id or text".into());
+    }
+    if !["critical", "high", "medium", "low"].contains(&severity) {
+        return Err(format!("pinned constraint \"{id}\" has severity \"{severity}\": use critical, high, medium or low"));
+    }
+    Ok(())
+}
+
+fn toml_to_json(value: &toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => Value::from(s.as_str()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Float(f) => Value::from(f.to_string()),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::from(d.to_string()),
+        toml::Value::Array(items) => Value::Array(items.iter().map(toml_to_json).collect()),
+        toml::Value::Table(table) => {
+            json::object(table.iter().map(|(k, v)| (k.as_str(), toml_to_json(v))))
+        }
+    }
+}

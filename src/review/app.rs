@@ -1,0 +1,358 @@
+//! The reviewer's state and the one function that changes it.
+//!
+//! [`App::update`] takes an [`Event`] or an [`Action`] and returns [`Effect`]s: requests for
+//! the worker, or quitting. Nothing else mutates the state, nothing here does I/O, and every
+//! read request carries a generation so a slow answer that has been overtaken is dropped.
+//! Keys go through the keymap, except while a text field (filter, command line, decision
+//! note) has the focus, where they are typed. The screens' handlers live in the submodules.
+
+mod detail;
+mod dialog;
+mod queue;
+
+use std::collections::BTreeSet;
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+pub use detail::{findings, item_anomalies, DetailState, DiffKind, Finding, Pane, RerunState};
+pub use dialog::{DecisionDialog, DialogField, DialogStage, Input, RevealPrompt};
+pub use queue::QueueState;
+
+use crate::review::action::Action;
+use crate::review::event::Event;
+use crate::review::keymap::Keymap;
+use crate::review::source::{ItemId, ReasonCode};
+use crate::review::worker::{Request, WorkerResult};
+
+/// Work the state machine asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send this to the worker.
+    Request(Request),
+    /// Leave the UI.
+    Quit,
+}
+
+/// Input to [`App::update`]: something happened, or the user wants something.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Event(Event),
+    Action(Action),
+}
+
+impl From<Event> for Msg {
+    fn from(e: Event) -> Self {
+        Msg::Event(e)
+    }
+}
+
+impl From<Action> for Msg {
+    fn from(a: Action) -> Self {
+        Msg::Action(a)
+    }
+}
+
+/// Fixed facts of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppOptions {
+    /// Hide every decision action.
+    pub readonly: bool,
+    /// Who records decisions and reveals.
+    pub reviewer: String,
+    /// "Now" for ages (Unix seconds).
+    pub now_unix: i64,
+    /// Queue rows fetched per request.
+    pub page_size: usize,
+}
+
+/// Which screen fills the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Queue,
+    Detail,
+    Diff,
+    Audit,
+}
+
+/// What floats above the screen and takes the keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    Filter(Input),
+    Command(Input),
+    Decision(DecisionDialog),
+    Reveal(RevealPrompt),
+}
+
+/// A one-line message for the reviewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// The whole state of the reviewer.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub options: AppOptions,
+    pub keymap: Keymap,
+    pub size: (u16, u16),
+    pub screen: Screen,
+    pub overlay: Option<Overlay>,
+    pub queue: QueueState,
+    pub detail: Option<DetailState>,
+    pub reason_codes: Vec<ReasonCode>,
+    pub message: Option<Message>,
+    /// Items whose rerun has been sent and not answered.
+    pub reruns_pending: BTreeSet<ItemId>,
+    pub tick: u64,
+    pub quit: bool,
+    next_generation: u64,
+}
+
+impl App {
+    /// A fresh reviewer on the queue screen; apply [`App::start`]'s effects to load data.
+    pub fn new(options: AppOptions, keymap: Keymap) -> App {
+        App {
+            options,
+            keymap,
+            size: (120, 40),
+            screen: Screen::Queue,
+            overlay: None,
+            queue: QueueState::default(),
+            detail: None,
+            reason_codes: Vec::new(),
+            message: None,
+            reruns_pending: BTreeSet::new(),
+            tick: 0,
+            quit: false,
+            next_generation: 0,
+        }
+    }
+
+    /// The first requests: reason codes and the first queue page.
+    pub fn start(&mut self) -> Vec<Effect> {
+        let mut effects = vec![Effect::Request(Request::ReasonCodes)];
+        effects.extend(self.reload_queue());
+        effects
+    }
+
+    pub(crate) fn generation(&mut self) -> u64 {
+        self.next_generation += 1;
+        self.next_generation
+    }
+
+    pub(crate) fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            is_error: false,
+        });
+    }
+
+    pub(crate) fn error(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            is_error: true,
+        });
+    }
+
+    /// Whether an answer from the worker is awaited (the run loop then polls faster).
+    pub fn waiting(&self) -> bool {
+        let detail_waiting = self.detail.as_ref().is_some_and(|d| {
+            (d.item.is_none() && d.error.is_none())
+                || (self.screen == Screen::Audit && d.audit.is_none())
+        });
+        let submitting = matches!(
+            &self.overlay,
+            Some(Overlay::Decision(d)) if d.stage == DialogStage::Submitting
+        );
+        self.queue.loading.is_some()
+            || !self.reruns_pending.is_empty()
+            || detail_waiting
+            || submitting
+    }
+
+    /// Rows visible in a scrolling body (screen minus header, footer, borders).
+    pub fn body_rows(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(5)).max(1)
+    }
+
+    /// The only state mutator.
+    pub fn update(&mut self, msg: impl Into<Msg>) -> Vec<Effect> {
+        match msg.into() {
+            Msg::Action(action) => self.on_action(action),
+            Msg::Event(Event::Key(key)) => self.on_key(key),
+            Msg::Event(Event::Mouse(mouse)) => self.on_mouse(mouse),
+            Msg::Event(Event::Resize(w, h)) => {
+                self.size = (w, h);
+                Vec::new()
+            }
+            Msg::Event(Event::Tick) => {
+                self.tick = self.tick.wrapping_add(1);
+                Vec::new()
+            }
+            Msg::Event(Event::Worker(result)) => self.on_worker(*result),
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if let Some(effects) = self.on_text_key(key) {
+            return effects;
+        }
+        match self.keymap.action_for(&key) {
+            Some(action) => self.on_action(action),
+            None => self.on_unmapped_key(key),
+        }
+    }
+
+    fn on_action(&mut self, action: Action) -> Vec<Effect> {
+        self.message = None;
+        if self.overlay.is_some() {
+            return self.on_overlay_action(action);
+        }
+        if self.options.readonly && action.decides() {
+            self.info("read-only: decisions are hidden (reopen without --readonly to decide)");
+            return Vec::new();
+        }
+        match action {
+            Action::Quit => {
+                self.quit = true;
+                vec![Effect::Quit]
+            }
+            Action::Help => {
+                self.overlay = Some(Overlay::Help);
+                Vec::new()
+            }
+            Action::Filter => {
+                self.overlay = Some(Overlay::Filter(Input::with_text(&self.queue.filter_text)));
+                Vec::new()
+            }
+            Action::Command => {
+                self.overlay = Some(Overlay::Command(Input::default()));
+                Vec::new()
+            }
+            _ => match self.screen {
+                Screen::Queue => self.on_queue_action(action),
+                Screen::Detail | Screen::Diff | Screen::Audit => self.on_detail_action(action),
+            },
+        }
+    }
+
+    fn on_worker(&mut self, result: WorkerResult) -> Vec<Effect> {
+        match result {
+            WorkerResult::Queue { generation, result } => self.on_queue_page(generation, result),
+            WorkerResult::ReasonCodes(Ok(codes)) => {
+                self.reason_codes = codes;
+                Vec::new()
+            }
+            WorkerResult::ReasonCodes(Err(e)) => {
+                self.error(format!("could not load reason codes: {e}"));
+                Vec::new()
+            }
+            WorkerResult::Item { generation, result } => self.on_item(generation, result),
+            WorkerResult::Audit { generation, result } => {
+                self.on_audit(generation, result);
+                Vec::new()
+            }
+            WorkerResult::Rerun {
+                generation,
+                id,
+                result,
+            } => self.on_rerun(generation, id, result),
+            WorkerResult::Decided { id, result } => self.on_decided(vec![(id, result)]),
+            WorkerResult::DecidedMany { results } => self.on_decided(results),
+            WorkerResult::Revealed {
+                id,
+                finding_id,
+                result,
+            } => {
+                self.on_revealed(id, finding_id, result);
+                Vec::new()
+            }
+        }
+    }
+
+    fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        if self.overlay.is_some() {
+            return Vec::new();
+        }
+        let scroll = match mouse.kind {
+            MouseEventKind::ScrollDown => Some(Action::MoveDown),
+            MouseEventKind::ScrollUp => Some(Action::MoveUp),
+            _ => None,
+        };
+        if let Some(action) = scroll {
+            // The wheel scrolls the pane under the pointer.
+            if self.screen == Screen::Detail {
+                self.click_pane(mouse.column, mouse.row);
+            }
+            return self.on_action(action);
+        }
+        match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) => match self.screen {
+                Screen::Queue => self.click_queue_row(mouse.row),
+                Screen::Detail => {
+                    self.click_pane(mouse.column, mouse.row);
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// Starts a rerun of `id` and notes it as pending.
+    pub(crate) fn rerun(&mut self, id: ItemId) -> Effect {
+        let generation = self.generation();
+        if let Some(detail) = self.detail.as_mut().filter(|d| d.id == id) {
+            detail.rerun = RerunState::Running { generation };
+        }
+        self.reruns_pending.insert(id.clone());
+        Effect::Request(Request::Rerun { generation, id })
+    }
+
+    /// Runs a `:` command line.
+    pub(crate) fn run_command(&mut self, line: &str) -> Vec<Effect> {
+        let mut words = line.split_whitespace();
+        let Some(command) = words.next() else {
+            return Vec::new();
+        };
+        let rest: Vec<&str> = words.collect();
+        match command {
+            "q" | "quit" => self.on_action(Action::Quit),
+            "help" => self.on_action(Action::Help),
+            "rerun" => self.on_action(Action::Rerun),
+            "audit" => self.on_action(Action::Audit),
+            "diff" => self.on_action(Action::ToggleDiff),
+            "filter" => self.set_filter(&rest.join(" ")),
+            "sort" => match rest.first().copied() {
+                Some("age") => self.set_sort(crate::review::source::Sort::Age),
+                Some("severity") => self.set_sort(crate::review::source::Sort::Severity),
+                _ => {
+                    self.error("usage: :sort age|severity");
+                    Vec::new()
+                }
+            },
+            "release" | "reject" => {
+                let action = if command == "release" {
+                    Action::Release
+                } else {
+                    Action::Reject
+                };
+                let effects = self.on_action(action);
+                self.prefill_dialog(
+                    rest.first().copied(),
+                    &rest.get(1..).unwrap_or(&[]).join(" "),
+                );
+                effects
+            }
+            other => {
+                self.error(format!(
+                    "unknown command \"{other}\"; try :release, :reject, :rerun, :filter …, :sort, :audit, :quit"
+                ));
+                Vec::new()
+            }
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! The detail, diff and audit screens' state and handlers.
+//!
+//! One item is open at a time. Its three panes (sources, summary, checks) scroll on their
+//! own; in the checks pane the selection moves through *findings*, and selecting one scrolls
+//! the summary and the source messages to where it is. Revealed secrets live here and are
+//! dropped with the item when the reviewer goes back to the queue.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::{App, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
+use crate::review::action::Action;
+use crate::review::sanitize::anomaly_count;
+use crate::review::source::{
+    AuditView, CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
+};
+use crate::review::worker::Request;
+
+/// A pane of the detail screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Sources,
+    Summary,
+    Checks,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 3] = [Pane::Sources, Pane::Summary, Pane::Checks];
+
+    pub fn index(self) -> usize {
+        match self {
+            Pane::Sources => 0,
+            Pane::Summary => 1,
+            Pane::Checks => 2,
+        }
+    }
+
+    fn step(self, forward: bool) -> Pane {
+        let n = self.index() + if forward { 1 } else { 2 };
+        Pane::ALL[n % 3]
+    }
+}
+
+/// Which diff the diff screen shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffKind {
+    /// This summary against the previous summary of the same task.
+    Summary,
+    /// Each claim's predicate against the canonical predicate.
+    Claims,
+    /// The report before the last rerun against the report after it.
+    Report,
+    /// Each pinned constraint against what the returned context carries.
+    Pinned,
+}
+
+impl DiffKind {
+    pub const ALL: [DiffKind; 4] = [
+        DiffKind::Summary,
+        DiffKind::Claims,
+        DiffKind::Report,
+        DiffKind::Pinned,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            DiffKind::Summary => "summary vs previous",
+            DiffKind::Claims => "claims vs canonical",
+            DiffKind::Report => "report before/after rerun",
+            DiffKind::Pinned => "pinned vs returned",
+        }
+    }
+
+    fn step(self, forward: bool) -> DiffKind {
+        let i = DiffKind::ALL.iter().position(|k| *k == self).unwrap_or(0);
+        let n = if forward { i + 1 } else { i + 3 };
+        DiffKind::ALL[n % 4]
+    }
+}
+
+/// Where a rerun of the open item stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RerunState {
+    Idle,
+    Running { generation: u64 },
+    Done(Box<RerunOutcome>),
+    Failed(String),
+}
+
+/// Something the checks pane lets the reviewer select.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub check: CheckName,
+    /// Index of the constraint row, or `None` for the check's own line.
+    pub constraint: Option<usize>,
+    pub summary_range: Option<Range<usize>>,
+    pub source_message_id: Option<String>,
+    /// The masked secret this finding is about, if any.
+    pub secret: Option<(String, String)>,
+}
+
+/// The checks pane's selectable lines, in display order.
+pub fn findings(item: &ItemDetail) -> Vec<Finding> {
+    let span_for = |check: CheckName| {
+        item.summary_spans.iter().find(|s| {
+            matches!(
+                (check, &s.kind),
+                (CheckName::Secrets, SpanKind::MaskedSecret { .. })
+                    | (CheckName::Authority, SpanKind::Authority)
+                    | (CheckName::Pinned, SpanKind::PinnedMatch { .. })
+                    | (CheckName::Consistency, SpanKind::Conflict { .. })
+            )
+        })
+    };
+    let mut out = Vec::new();
+    for check in &item.checks {
+        let span = span_for(check.check).filter(|_| check.status != CheckStatus::Pass);
+        let secret = span.and_then(|s| match &s.kind {
+            SpanKind::MaskedSecret {
+                finding_id,
+                rule_id,
+                ..
+            } => Some((finding_id.clone(), rule_id.clone())),
+            _ => None,
+        });
+        out.push(Finding {
+            check: check.check,
+            constraint: None,
+            summary_range: span.map(|s| s.range.clone()),
+            source_message_id: None,
+            secret,
+        });
+        for (i, row) in check.constraints.iter().enumerate() {
+            out.push(Finding {
+                check: check.check,
+                constraint: Some(i),
+                summary_range: row.summary_range.clone(),
+                source_message_id: row.source_message_id.clone(),
+                secret: None,
+            });
+        }
+    }
+    out
+}
+
+/// Anomalies the sanitizer finds in the item's summary and source messages.
+pub fn item_anomalies(item: &ItemDetail) -> usize {
+    anomaly_count(&item.summary_text)
+        + item
+            .sources
+            .iter()
+            .map(|s| anomaly_count(&s.content))
+            .sum::<usize>()
+}
+
+/// Secret values the reviewer revealed, by finding id. Its `Debug` never prints a value, so
+/// a debug dump of the state cannot leak one.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Revealed(BTreeMap<String, String>);
+
+impl Revealed {
+    pub fn get(&self, finding_id: &str) -> Option<&String> {
+        self.0.get(finding_id)
+    }
+
+    pub fn insert(&mut self, finding_id: String, value: String) {
+        self.0.insert(finding_id, value);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Revealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.keys().map(|k| format!("{k}: <redacted>")))
+            .finish()
+    }
+}
+
+/// The open item and how it is being looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailState {
+    pub id: ItemId,
+    pub generation: u64,
+    pub item: Option<ItemDetail>,
+    pub error: Option<String>,
+    pub focus: Pane,
+    /// First visible line of each pane.
+    pub scroll: [usize; 3],
+    pub zoom: bool,
+    /// Selected finding in the checks pane.
+    pub finding: usize,
+    /// Secret values the reviewer revealed, by finding id.
+    pub revealed: Revealed,
+    pub rerun: RerunState,
+    pub diff: DiffKind,
+    pub diff_scroll: usize,
+    pub audit: Option<Result<AuditView, String>>,
+    pub audit_generation: u64,
+    pub audit_scroll: usize,
+    /// A decision asked for before the item arrived, with `:release REASON NOTE` words.
+    pub pending_decision: Option<(DecisionKind, Option<String>, String)>,
+}
+
+impl DetailState {
+    pub fn new(id: ItemId, generation: u64) -> DetailState {
+        DetailState {
+            id,
+            generation,
+            item: None,
+            error: None,
+            focus: Pane::Summary,
+            scroll: [0; 3],
+            zoom: false,
+            finding: 0,
+            revealed: Revealed::default(),
+            rerun: RerunState::Idle,
+            diff: DiffKind::Summary,
+            diff_scroll: 0,
+            audit: None,
+            audit_generation: 0,
+            audit_scroll: 0,
+            pending_decision: None,
+        }
+    }
+}
+
+impl App {
+    pub(crate) fn on_item(
+        &mut self,
+        generation: u64,
+        result: Result<ItemDetail, String>,
+    ) -> Vec<Effect> {
+        let Some(detail) = self.detail.as_mut().filter(|d| d.generation == generation) else {
+            return Vec::new();
+        };
+        match result {
+            Ok(item) => {
+                let all = findings(&item);
+                if detail.item.is_none() {
+                    // Start on the first finding that is not a passing check.
+                    detail.finding = all
+                        .iter()
+                        .position(|f| {
+                            item.checks
+                                .iter()
+                                .find(|c| c.check == f.check)
+                                .is_some_and(|c| c.status != CheckStatus::Pass)
+                        })
+                        .unwrap_or(0);
+                }
+                detail.finding = detail.finding.min(all.len().saturating_sub(1));
+                detail.item = Some(item);
+                detail.error = None;
+                if let Some((kind, reason, note)) = detail.pending_decision.take() {
+                    self.open_decision(kind);
+                    self.prefill_dialog(reason.as_deref(), &note);
+                }
+            }
+            Err(e) => detail.error = Some(e),
+        }
+        Vec::new()
+    }
+
+    pub(crate) fn on_audit(&mut self, generation: u64, result: Result<AuditView, String>) {
+        if let Some(detail) = self
+            .detail
+            .as_mut()
+            .filter(|d| d.audit_generation == generation)
+        {
+            detail.audit = Some(result);
+        }
+    }
+
+    pub(crate) fn on_rerun(
+        &mut self,
+        generation: u64,
+        id: ItemId,
+        result: Result<RerunOutcome, String>,
+    ) -> Vec<Effect> {
+        self.reruns_pending.remove(&id);
+        let current = self
+            .detail
+            .as_mut()
+            .filter(|d| d.id == id && d.rerun == RerunState::Running { generation });
+        match (result, current) {
+            (Ok(outcome), Some(detail)) => {
+                let changed = outcome.changed;
+                detail.item = Some(outcome.detail.clone());
+                detail.rerun = RerunState::Done(Box::new(outcome));
+                self.info(if changed {
+                    format!("rerun {id}: the report changed (d then tab: report diff)")
+                } else {
+                    format!("rerun {id}: the report is unchanged")
+                });
+            }
+            (Ok(outcome), None) => self.info(format!(
+                "rerun {id}: report {}",
+                if outcome.changed {
+                    "changed"
+                } else {
+                    "unchanged"
+                }
+            )),
+            (Err(e), Some(detail)) => {
+                detail.rerun = RerunState::Failed(e.clone());
+                self.error(format!("rerun {id} failed: {e}"));
+            }
+            (Err(e), None) => self.error(format!("rerun {id} failed: {e}")),
+        }
+        self.reload_queue()
+    }
+
+    pub(crate) fn open_decision(&mut self, kind: DecisionKind) {
+        let Some(detail) = self.detail.as_mut() else {
+            return;
+        };
+        let Some(item) = detail.item.as_ref() else {
+            detail.pending_decision = Some((kind, None, String::new()));
+            return;
+        };
+        let mut dialog = DecisionDialog::new(
+            vec![item.id.clone()],
+            kind,
+            &self.reason_codes,
+            item_anomalies(item),
+        );
+        dialog.report_sha256 = Some(item.report_sha256.clone());
+        dialog.approvals = item.approvals.clone();
+        self.overlay = Some(Overlay::Decision(dialog));
+    }
+
+    fn selected_secret(&self) -> Option<(String, String)> {
+        let detail = self.detail.as_ref()?;
+        let item = detail.item.as_ref()?;
+        let chosen = findings(item)
+            .get(detail.finding)
+            .and_then(|f| f.secret.clone());
+        chosen.or_else(|| {
+            item.summary_spans.iter().find_map(|s| match &s.kind {
+                SpanKind::MaskedSecret {
+                    finding_id,
+                    rule_id,
+                    ..
+                } => Some((finding_id.clone(), rule_id.clone())),
+                _ => None,
+            })
+        })
+    }
+
+    /// Scrolls summary and sources to the selected finding.
+    fn follow_finding(&mut self) {
+        let lines = crate::review::view::finding_lines(self);
+        if let Some(detail) = self.detail.as_mut() {
+            if let Some(line) = lines.0 {
+                detail.scroll[Pane::Summary.index()] = line;
+            }
+            if let Some(line) = lines.1 {
+                detail.scroll[Pane::Sources.index()] = line;
+            }
+        }
+    }
+
+    pub(crate) fn on_detail_action(&mut self, action: Action) -> Vec<Effect> {
+        let page = self.body_rows().saturating_sub(4).max(1);
+        let screen = self.screen;
+        let Some(detail) = self.detail.as_mut() else {
+            self.screen = Screen::Queue;
+            return Vec::new();
+        };
+        let finding_count = detail.item.as_ref().map_or(0, |i| findings(i).len());
+        let delta: Option<isize> = match action {
+            Action::MoveDown => Some(1),
+            Action::MoveUp => Some(-1),
+            Action::PageDown => Some(page as isize),
+            Action::PageUp => Some(-(page as isize)),
+            Action::Top => Some(isize::MIN / 2),
+            Action::Bottom => Some(isize::MAX / 2),
+            _ => None,
+        };
+        if let Some(delta) = delta {
+            let target = match screen {
+                Screen::Diff => &mut detail.diff_scroll,
+                Screen::Audit => &mut detail.audit_scroll,
+                _ if detail.focus == Pane::Checks => &mut detail.finding,
+                _ => &mut detail.scroll[detail.focus.index()],
+            };
+            *target = target.saturating_add_signed(delta);
+            if screen == Screen::Detail && detail.focus == Pane::Checks {
+                detail.finding = detail.finding.min(finding_count.saturating_sub(1));
+                self.follow_finding();
+                return Vec::new();
+            }
+            let limit = crate::review::view::scroll_limit(self);
+            if let Some(detail) = self.detail.as_mut() {
+                let target = match screen {
+                    Screen::Diff => &mut detail.diff_scroll,
+                    Screen::Audit => &mut detail.audit_scroll,
+                    _ => &mut detail.scroll[detail.focus.index()],
+                };
+                *target = (*target).min(limit);
+            }
+            return Vec::new();
+        }
+        match (screen, action) {
+            (Screen::Diff, Action::NextPane | Action::PrevPane) => {
+                detail.diff = detail.diff.step(action == Action::NextPane);
+                detail.diff_scroll = 0;
+                Vec::new()
+            }
+            (Screen::Diff | Screen::Audit, Action::Back) => {
+                self.screen = Screen::Detail;
+                Vec::new()
+            }
+            (Screen::Diff, Action::ToggleDiff) => {
+                self.screen = Screen::Detail;
+                Vec::new()
+            }
+            (_, Action::ToggleDiff) => {
+                self.screen = Screen::Diff;
+                Vec::new()
+            }
+            (_, Action::Back) => {
+                self.detail = None;
+                self.screen = Screen::Queue;
+                Vec::new()
+            }
+            (_, Action::NextPane | Action::PrevPane) => {
+                detail.focus = detail.focus.step(action == Action::NextPane);
+                Vec::new()
+            }
+            (_, Action::Zoom) => {
+                detail.zoom = !detail.zoom;
+                Vec::new()
+            }
+            (_, Action::Open) => {
+                if detail.focus != Pane::Checks {
+                    detail.focus = Pane::Checks;
+                }
+                self.follow_finding();
+                Vec::new()
+            }
+            (_, Action::Audit) => {
+                let generation = self.next_generation + 1;
+                self.next_generation = generation;
+                detail.audit_generation = generation;
+                detail.audit = None;
+                self.screen = Screen::Audit;
+                let id = detail.id.clone();
+                vec![Effect::Request(Request::Audit { generation, id })]
+            }
+            (_, Action::Rerun) => {
+                let id = detail.id.clone();
+                vec![self.rerun(id)]
+            }
+            (_, Action::RerunTagged) => self.rerun_tagged(),
+            (_, Action::Release) => {
+                self.open_decision(DecisionKind::Release);
+                Vec::new()
+            }
+            (_, Action::Reject) => {
+                self.open_decision(DecisionKind::Reject);
+                Vec::new()
+            }
+            (_, Action::Reveal) => {
+                match self.selected_secret() {
+                    Some((finding_id, rule_id)) => {
+                        self.overlay = Some(Overlay::Reveal(RevealPrompt {
+                            finding_id,
+                            rule_id,
+                        }));
+                    }
+                    None => self.info("this item has no masked secret to reveal"),
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub(crate) fn click_pane(&mut self, column: u16, row: u16) {
+        let rects = crate::review::view::detail_pane_rects(self);
+        if let Some(detail) = self.detail.as_mut() {
+            for (pane, rect) in Pane::ALL.iter().zip(rects) {
+                if rect.is_some_and(|r| r.contains(ratatui::layout::Position { x: column, y: row }))
+                {
+                    detail.focus = *pane;
+                }
+            }
+        }
+    }
+}

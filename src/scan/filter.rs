@@ -1,0 +1,245 @@
+//! Value filters shared by all rules: Shannon entropy, placeholder detection, and the shape
+//! checks that keep generic rules off identifiers, references, paths and plain words.
+
+/// Shannon entropy of `s` in bits per byte.
+pub(super) fn shannon_entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in s.as_bytes() {
+        counts[usize::from(b)] += 1;
+    }
+    let n = s.len() as f64;
+    if n == 0.0 {
+        return 0.0;
+    }
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Substrings (lower case) that mark a documentation placeholder rather than a live value.
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "example",
+    "xxxx",
+    "your_",
+    "your-",
+    "yourkey",
+    "yourtoken",
+    "yourpass",
+    "yoursecret",
+    "youraccount",
+    "<your",
+    "changeme",
+    "change_me",
+    "placeholder",
+    "redacted",
+    "dummy",
+    "sample",
+    "insert_",
+    "insert-",
+    "replace_me",
+    "replaceme",
+    "******",
+    "......",
+    "${",
+    "{{",
+    "<%",
+    "abcdefg",
+    "0123456789",
+    "a1b2c3d4",
+    "d4c3b2a1",
+    "put_your",
+    "_here",
+    "-here",
+    "notreal",
+    "not_real",
+    "not-a-real",
+];
+
+/// Whether `s` looks like a placeholder: a known word, a template reference, or one character
+/// repeated for most of its length.
+pub(super) fn is_placeholder(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    if PLACEHOLDER_WORDS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    if (lower.contains("%(") && lower.contains(")s")) || lower.ends_with("here") {
+        return true;
+    }
+    let b = s.as_bytes();
+    let enclosed = |open: u8, close: u8| b.len() >= 2 && b[0] == open && b[b.len() - 1] == close;
+    if enclosed(b'<', b'>') || enclosed(b'{', b'}') || enclosed(b'[', b']') || enclosed(b'%', b'%')
+    {
+        return true;
+    }
+    let env_var = b.len() > 1 && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    if b.first() == Some(&b'$') && (env_var || b.get(1).is_some_and(|c| *c == b'{' || *c == b'(')) {
+        return true;
+    }
+    dominant_fraction(s) >= 0.8 && s.len() >= 6
+}
+
+/// Fraction of `s` taken by its most common byte.
+fn dominant_fraction(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in s.as_bytes() {
+        counts[usize::from(b)] += 1;
+    }
+    let max = counts.iter().copied().max().unwrap_or(0);
+    if s.is_empty() {
+        0.0
+    } else {
+        f64::from(max) / s.len() as f64
+    }
+}
+
+/// Whether `s` is a run of consecutive characters such as `abcdefgh` or `12345678`.
+pub(super) fn is_sequential(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 6 && b.windows(2).all(|w| w[1] == w[0].wrapping_add(1))
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Classes {
+    pub lower: usize,
+    pub upper: usize,
+    pub digit: usize,
+    pub symbol: usize,
+}
+
+pub(super) fn classes(s: &str) -> Classes {
+    let mut c = Classes::default();
+    for ch in s.chars() {
+        if ch.is_ascii_lowercase() {
+            c.lower += 1;
+        } else if ch.is_ascii_uppercase() {
+            c.upper += 1;
+        } else if ch.is_ascii_digit() {
+            c.digit += 1;
+        } else {
+            c.symbol += 1;
+        }
+    }
+    c
+}
+
+/// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
+/// `self.token`, `config["key"]`, `getPassword()`.
+pub(super) fn is_reference(s: &str) -> bool {
+    if s.starts_with(['$', '%', '#', '@', '(']) || s.contains(".$") {
+        return true;
+    }
+    if s.contains("$(") || s.contains("${") || s.contains("#{") || s.contains("{{") {
+        return true;
+    }
+    if let Some(open) = s.find(['(', '[']) {
+        let head = &s[..open];
+        if !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ' ') {
+            return true;
+        }
+    }
+    let parts: Vec<&str> = s.split('.').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !looks_random(p)
+        })
+}
+
+/// A part long and mixed enough to be a generated value rather than a name.
+fn looks_random(p: &str) -> bool {
+    let c = classes(p);
+    p.len() >= 12 && c.digit > 0 && c.lower > 0 && c.upper > 0
+}
+
+/// A file-system path or plain URL (without credentials).
+pub(super) fn is_path_or_url(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    if lower.contains("://") {
+        return !lower.contains('@');
+    }
+    s.starts_with('/')
+        || s.starts_with("./")
+        || s.starts_with("../")
+        || s.starts_with("~/")
+        || s.starts_with('\\')
+        || (s.len() > 2 && s.as_bytes()[1] == b':' && s.as_bytes()[2] == b'\\')
+        || (s.contains('/')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+            && !s.contains("//"))
+}
+
+/// Whether a match continues a longer run of groups: digits joined to it by a single space,
+/// dash, dot, colon or slash before it, or an IBAN-style four-character group before it.
+pub(super) fn embedded_in_digit_run(before: &str, after: &str) -> bool {
+    let b = before.as_bytes();
+    let a = after.as_bytes();
+    let joiner = |c: u8| matches!(c, b' ' | b'-' | b'.' | b':' | b'/');
+    let _ = after;
+    if b.len() >= 2 && joiner(b[b.len() - 1]) && b[b.len() - 2].is_ascii_digit() {
+        return true;
+    }
+    // An IBAN-style group before it: `AL47 212A ` + the digits.
+    let prev_token = before.trim_end_matches(' ').rsplit(' ').next().unwrap_or("");
+    before.ends_with(' ')
+        && prev_token.len() == 4
+        && prev_token.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && prev_token.bytes().any(|c| c.is_ascii_digit())
+}
+
+/// A UUID such as `1b4e28ba-2fa1-11d2-883f-0016d3cca427`.
+pub(super) fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// A version string or number: `1.2.3`, `v2.0.0-rc1`, `2021`.
+pub(super) fn is_version_or_number(s: &str) -> bool {
+    let t = s.trim_start_matches(['v', 'V']);
+    !t.is_empty()
+        && t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert!(is_placeholder("AKIAXXXXXXXXXXXXXXXX"));
+        assert!(is_placeholder("<your-key>"));
+        assert!(is_placeholder("${API_KEY}"));
+        assert!(is_placeholder("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaend"));
+        assert!(!is_placeholder("hunter2-Prod!"));
+        assert!(!is_placeholder("Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB"));
+    }
+
+    #[test]
+    fn references_and_paths() {
+        assert!(is_reference("var.db_password"));
+        assert!(is_reference("getMasterUserPassword()"));
+        assert!(!is_reference("hunter2-Prod!"));
+        assert!(is_path_or_url("/etc/ssl/private"));
+        assert!(is_path_or_url("https://example.org/a"));
+        assert!(!is_path_or_url("postgres://u:p@h/db"));
+        assert!(is_uuid("555ea4a3-d53a-4412-9c66-3a7cb667b0d6"));
+        assert!(is_version_or_number("1.2.3"));
+    }
+
+    #[test]
+    fn entropy_orders_values() {
+        assert!(shannon_entropy("aaaaaaaa") < 0.1);
+        assert!(shannon_entropy("Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB") > 4.0);
+    }
+}

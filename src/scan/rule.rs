@@ -1,0 +1,343 @@
+//! Rule files: their TOML shape, compilation into [`Rule`]s, and matching one rule in a window.
+//!
+//! A rule file holds `[[rule]]` tables. Regexes are compiled as `regex::bytes` with ASCII
+//! semantics (a rule opts into Unicode with `unicode = true`) and a size limit, so a rule file
+//! cannot make the scanner allocate without bound. The sensitive value is the `secret` named
+//! group, else group 1, else the whole match.
+
+use std::fmt;
+use std::ops::Range;
+
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::validate::{self, Outcome, Validator};
+use super::{filter, RawMatch};
+
+/// Compiled-size limit for one rule's regex.
+const REGEX_SIZE_LIMIT: usize = 8 << 20;
+
+/// Errors loading or compiling a rule pack, or selecting entity types from it.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    #[error("cannot read rules from \"{path}\": {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("no rule files (*.toml) in \"{path}\"; point --rules at a folder of rule files")]
+    Empty { path: String },
+    #[error("rule file \"{file}\" is not a valid rule file: {reason}")]
+    Parse { file: String, reason: String },
+    #[error("rule \"{id}\" has an invalid regex: {reason}")]
+    Regex { id: String, reason: String },
+    #[error("rule \"{id}\" names unknown validator \"{name}\"")]
+    UnknownValidator { id: String, name: String },
+    #[error("rule \"{id}\" is invalid: {reason}")]
+    Invalid { id: String, reason: String },
+    #[error("rule id \"{id}\" appears twice; rule ids must be unique")]
+    DuplicateId { id: String },
+    #[error("cannot build the keyword prefilter: {reason}")]
+    Keywords { reason: String },
+    #[error("entity type \"{name}\" is not supported by this scanner; run `cq scan --help` or see the rule pack for supported types")]
+    UnsupportedEntityType { name: String },
+}
+
+/// What kind of sensitive data a rule finds. Serialises as lower-case words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    Credential,
+    PrivateKey,
+    Token,
+    Pii,
+    /// Infrastructure identifiers that are not secret alone (bucket names, account ids, ARNs).
+    Identifier,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Credential => "credential",
+            Category::PrivateKey => "private_key",
+            Category::Token => "token",
+            Category::Pii => "pii",
+            Category::Identifier => "identifier",
+        }
+    }
+
+    fn default_entity(self) -> &'static str {
+        match self {
+            Category::Credential => "CREDENTIAL",
+            Category::PrivateKey => "PRIVATE_KEY",
+            Category::Token => "TOKEN",
+            Category::Pii => "PII",
+            Category::Identifier => "IDENTIFIER",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How sure a rule is: `high` for checksummed or unmistakable formats, `low` for hints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl fmt::Display for Confidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        })
+    }
+}
+
+/// One compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub id: String,
+    pub description: String,
+    pub category: Category,
+    /// Entity type a scan policy can name to select this rule (e.g. `IBAN_CODE`).
+    pub entity: String,
+    pub keywords: Vec<String>,
+    pub confidence: Confidence,
+    pub entropy_min: Option<f64>,
+    pub examples: Vec<String>,
+    pub negative_examples: Vec<String>,
+    /// Off unless a scan policy names the rule's entity type (e.g. dates, plain URLs).
+    pub default_enabled: bool,
+    /// Whether a match inside a decoded base64/hex blob counts.
+    pub decodable: bool,
+    /// Bytes searched after a keyword hit (long values such as PEM blocks need more).
+    pub window: usize,
+    /// The match must not be one group of a longer run of digit groups (an IBAN, a card).
+    pub standalone: bool,
+    regex: Regex,
+    validator: Option<Validator>,
+    allowlist: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    description: String,
+    category: Category,
+    entity: Option<String>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    regex: String,
+    #[serde(default)]
+    unicode: bool,
+    entropy_min: Option<f64>,
+    validator: Option<String>,
+    #[serde(default)]
+    allowlist: Vec<String>,
+    confidence: Option<Confidence>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    negative_examples: Vec<String>,
+    default_enabled: Option<bool>,
+    decodable: Option<bool>,
+    window: Option<usize>,
+    #[serde(default)]
+    standalone: bool,
+}
+
+pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
+    let file: RuleFile = toml::from_str(text).map_err(|e| RuleError::Parse {
+        file: name.to_owned(),
+        reason: e.to_string(),
+    })?;
+    file.rule.into_iter().map(compile).collect()
+}
+
+fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
+    if spec.id.trim().is_empty() || spec.description.trim().is_empty() {
+        return Err(RuleError::Invalid {
+            id: spec.id,
+            reason: "id and description must not be empty".into(),
+        });
+    }
+    let regex = RegexBuilder::new(&spec.regex)
+        .unicode(spec.unicode)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| RuleError::Regex {
+            id: spec.id.clone(),
+            reason: e.to_string(),
+        })?;
+    let validator = match &spec.validator {
+        None => None,
+        Some(name) => Some(Validator::from_name(name).ok_or_else(|| {
+            RuleError::UnknownValidator {
+                id: spec.id.clone(),
+                name: name.clone(),
+            }
+        })?),
+    };
+    let entity = spec
+        .entity
+        .unwrap_or_else(|| spec.category.default_entity().to_owned());
+    Ok(Rule {
+        id: spec.id,
+        description: spec.description,
+        category: spec.category,
+        entity,
+        keywords: spec.keywords,
+        confidence: spec.confidence.unwrap_or(Confidence::Medium),
+        entropy_min: spec.entropy_min,
+        examples: spec.examples,
+        negative_examples: spec.negative_examples,
+        default_enabled: spec.default_enabled.unwrap_or(true),
+        decodable: spec.decodable.unwrap_or(true),
+        window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
+        standalone: spec.standalone,
+        regex,
+        validator,
+        allowlist: spec
+            .allowlist
+            .iter()
+            .map(|a| a.to_ascii_lowercase())
+            .collect(),
+    })
+}
+
+/// SHA-256 (hex) over each file's name, a NUL, its length and its bytes, in the order given.
+pub(super) fn files_sha256(files: &[(String, String)]) -> String {
+    let mut h = Sha256::new();
+    for (name, text) in files {
+        h.update(name.as_bytes());
+        h.update([0u8]);
+        h.update((text.len() as u64).to_be_bytes());
+        h.update(text.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a validator sees of one match: the value, the named `key` group, and the text around.
+pub(super) struct MatchCtx<'a> {
+    pub secret: &'a str,
+    pub key: Option<&'a str>,
+    pub before: &'a str,
+    pub after: &'a str,
+    /// The rule's keywords (vendor names for vendor-keyed rules).
+    pub keywords: &'a [String],
+}
+
+impl Rule {
+    /// Appends this rule's accepted matches inside `window` of `text` to `out`.
+    pub(super) fn find_in(
+        &self,
+        index: usize,
+        text: &str,
+        window: Range<usize>,
+        out: &mut Vec<RawMatch>,
+    ) {
+        let Some(hay) = text.as_bytes().get(window.clone()) else {
+            return;
+        };
+        for caps in self.regex.captures_iter(hay) {
+            let first_value = || {
+                caps.iter()
+                    .zip(self.regex.capture_names())
+                    .skip(1)
+                    .find_map(|(m, name)| if name == Some("key") { None } else { m })
+            };
+            let Some(m) = caps.name("secret").or_else(first_value).or_else(|| caps.get(0))
+            else {
+                continue;
+            };
+            let span = window.start + m.start()..window.start + m.end();
+            let Some(secret) = text.get(span.clone()) else {
+                continue;
+            };
+            if secret.is_empty() {
+                continue;
+            }
+            let key = caps
+                .name("key")
+                .and_then(|k| text.get(window.start + k.start()..window.start + k.end()));
+            let ctx = MatchCtx {
+                secret,
+                key,
+                before: str_before(text, span.start, 48),
+                after: str_after(text, span.end, 48),
+                keywords: &self.keywords,
+            };
+            if let Some(c) = self.accept(&ctx) {
+                out.push(RawMatch {
+                    rule: index,
+                    span,
+                    confidence: c,
+                });
+            }
+        }
+    }
+
+    fn accept(&self, ctx: &MatchCtx<'_>) -> Option<Confidence> {
+        let lower = ctx.secret.to_ascii_lowercase();
+        if self.allowlist.iter().any(|a| lower.contains(a.as_str())) {
+            return None;
+        }
+        let checks_placeholders = !matches!(self.category, Category::Pii | Category::Identifier);
+        if checks_placeholders && filter::is_placeholder(ctx.secret) {
+            return None;
+        }
+        if let Some(min) = self.entropy_min {
+            if filter::shannon_entropy(ctx.secret) < min {
+                return None;
+            }
+        }
+        if self.standalone && filter::embedded_in_digit_run(ctx.before, ctx.after) {
+            return None;
+        }
+        let mut confidence = self.confidence;
+        if let Some(v) = self.validator {
+            match validate::check(v, ctx) {
+                Outcome::Reject => return None,
+                Outcome::Confirmed => confidence = Confidence::High,
+                Outcome::Weak => confidence = confidence.min(Confidence::Low),
+                Outcome::Neutral => {}
+            }
+        }
+        Some(confidence)
+    }
+}
+
+fn str_before(text: &str, end: usize, n: usize) -> &str {
+    let mut start = end.saturating_sub(n);
+    while start < end && !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text.get(start..end).unwrap_or("")
+}
+
+fn str_after(text: &str, start: usize, n: usize) -> &str {
+    let mut end = (start + n).min(text.len());
+    while end > start && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(start..end).unwrap_or("")
+}
