@@ -48,7 +48,7 @@ fn build() -> Built {
     decide(&store, "c-000002", Action::Release, &team.alice);
     decide(&store, "c-000002", Action::Release, &team.bob);
     store.record_rerun("c-000005", &report(5, "QUARANTINED", "FAIL/FINDING", 1)).unwrap();
-    store.record_reveal("c-000005", 0, &team.carol).unwrap();
+    store.record_reveal("c-000005", "secret-0", &team.carol).unwrap();
     store.record_batch(&[compaction(6), compaction(7), compaction(8)]).unwrap();
     let exported = store.checkpoint().unwrap().unwrap();
     assert!(verify(&store, Some(&exported)).unwrap().is_ok());
@@ -289,7 +289,7 @@ fn changed_table_rows_are_named_by_their_receipt() {
         ("report", "UPDATE reports SET report_json = replace(report_json, 'PASS', 'PASX') WHERE compaction_id = 'c-000003'", "verdict"),
         ("approval", "UPDATE approvals SET key_id = (SELECT key_id FROM reviewers WHERE name = 'carol') WHERE id = 1", "approval"),
         ("reviewer", "UPDATE reviewers SET role = 'approver' WHERE name = 'carol'", "reviewer"),
-        ("reveal", "UPDATE reveals SET finding_index = 3", "reveal"),
+        ("reveal", "UPDATE reveals SET finding_id = 'secret-3'", "reveal"),
         ("checkpoint", "UPDATE checkpoints SET note = replace(note, char(10) || '1' , char(10) || '2') WHERE id = 1", "reviewer"),
     ];
     for (name, sql, kind) in cases {

@@ -128,7 +128,7 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
             .collect();
         let receipts: Vec<Value> = receipts
             .iter()
-            .map(|(seq, kind, _)| object([("seq", Value::from(*seq)), ("kind", kind.as_str().into())]))
+            .map(|r| object([("seq", Value::from(r.seq)), ("kind", r.kind.as_str().into())]))
             .collect();
         let v = object([
             ("compaction", summary_json(&c.summary)),
@@ -158,7 +158,7 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
     for a in &c.approvals {
         let _ = writeln!(out, "approval    {} (receipt {})", printable(&a.reviewer), a.receipt_seq);
     }
-    let seqs: Vec<String> = receipts.iter().map(|(seq, kind, _)| format!("{seq} {kind}")).collect();
+    let seqs: Vec<String> = receipts.iter().map(|r| format!("{} {}", r.seq, r.kind)).collect();
     let _ = writeln!(out, "receipts    {}", seqs.join(", "));
     Ok(out)
 }
@@ -218,7 +218,7 @@ pub fn status(store: &Store, id: &str) -> anyhow::Result<StatusView> {
     let receipts = store.receipts_for(id)?;
     let settled = matches!(c.summary.status, Status::Released | Status::Accepted);
     let wanted = if c.summary.status == Status::Accepted { "verdict" } else { "decision" };
-    let receipt_json = receipts.into_iter().rev().find(|(_, kind, _)| kind == wanted).map(|r| r.2);
+    let receipt_json = receipts.into_iter().rev().find(|r| r.kind == wanted).map(|r| r.body);
     let request_json = if settled {
         let actual = hex(&Sha256::digest(c.request_json.as_bytes()));
         let bound = receipt_json

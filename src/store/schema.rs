@@ -128,7 +128,7 @@ CREATE INDEX checkpoints_by_size ON checkpoints (tree_size);
 CREATE TABLE reveals (
     id INTEGER PRIMARY KEY,
     compaction_id TEXT NOT NULL REFERENCES compactions(id),
-    finding_index INTEGER NOT NULL,
+    finding_id TEXT NOT NULL,
     reviewer TEXT NOT NULL,
     key_id TEXT NOT NULL,
     receipt_seq INTEGER NOT NULL UNIQUE,

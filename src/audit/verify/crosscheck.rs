@@ -116,7 +116,7 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         ),
         (
             ReceiptKind::Reveal,
-            "SELECT receipt_seq, compaction_id, key_id, NULL, NULL, NULL, finding_index FROM reveals",
+            "SELECT receipt_seq, compaction_id, key_id, NULL, NULL, NULL, finding_id FROM reveals",
         ),
     ];
     let mut matched = BTreeSet::new();
@@ -130,7 +130,7 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
             let report_sha256: Option<String> = row.get(3).map_err(err)?;
             let reason: Option<String> = row.get(4).map_err(err)?;
             let action: Option<String> = row.get(5).map_err(err)?;
-            let index: Option<i64> = row.get(6).map_err(err)?;
+            let finding: Option<String> = row.get(6).map_err(err)?;
             let name = kind.as_str();
             let ok = facts.signed.get(&seq).is_some_and(|f| {
                 f.kind == kind
@@ -139,7 +139,7 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
                     && report_sha256.as_ref().is_none_or(|r| *r == f.report_sha256)
                     && reason.as_ref().is_none_or(|r| *r == f.reason)
                     && action.as_ref().is_none_or(|a| a.is_empty() || *a == f.action)
-                    && (kind != ReceiptKind::Reveal || index == f.finding_index)
+                    && (kind != ReceiptKind::Reveal || finding.as_ref() == Some(&f.finding_id))
             });
             if ok {
                 matched.insert(seq);
