@@ -189,11 +189,15 @@ pub enum StoreCommand {
         #[command(flatten)]
         policy: PolicyArgs,
     },
-    /// For the runtime: the context to inject once released, with its receipt.
+    /// For the runtime: the context to inject once released, with its receipt (exit 0
+    /// released or accepted, 1 otherwise).
     Status {
         id: String,
         #[command(flatten)]
         store: StoreArgs,
+        /// The policy that renders the trusted instruction.
+        #[command(flatten)]
+        policy: PolicyArgs,
     },
 }
 

@@ -4,9 +4,11 @@
 pub mod check;
 pub mod demo;
 pub mod digest;
+pub mod ingest;
 pub mod input;
 pub mod policy;
 pub mod prompt;
+pub mod queue;
 pub mod record;
 pub mod review;
 pub mod scan;
@@ -25,10 +27,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             policy::verify(&file, &trust_keys)
         }
         Command::Scan(args) => scan::run(args.input, args.json, args.rules).map(|code| code as u8),
-        Command::Store(_) => not_yet("this store command"),
-        Command::Audit(_) => not_yet("cq audit"),
-        Command::Keys(_) => not_yet("cq keys"),
-        Command::Reviewers(_) => not_yet("cq reviewers"),
+        Command::Store(command) => queue::run(&command),
+        Command::Audit(command) => queue::audit(&command),
+        Command::Keys(command) => queue::keys(&command),
+        Command::Reviewers(command) => queue::reviewers(&command),
         Command::Review(_) => not_yet("cq review"),
         Command::Demo(args) => demo::run(&args),
     }

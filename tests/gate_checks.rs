@@ -206,6 +206,7 @@ fn a_short_summary_fails_min_length() {
         first_failure(&o),
         ("min_length", "summary_too_short".into(), "FAIL", "FINDING")
     );
+    assert_eq!(findings(&o, "min_length")[0].span, Some(0..18));
 }
 
 #[test]
@@ -324,6 +325,38 @@ fn consistency_failures_keep_the_seed_outcome_classes() {
             "FINDING"
         )
     );
+    let dropped_id = findings(&ids, "consistency")
+        .iter()
+        .find(|f| f.constraint_id == "SAFETY-DESTRUCTIVE-DB")
+        .unwrap();
+    assert_eq!(
+        (dropped_id.field.as_str(), dropped_id.message.as_str()),
+        (
+            "retained_safety_invariant_ids",
+            "SAFETY-DESTRUCTIVE-DB is not retained"
+        )
+    );
+
+    let digest = outcome(DEFAULT_CLEAN, |o| {
+        requests::set(
+            requests::claim_mut(o, 6),
+            "canonical_record_sha256",
+            Value::from("0".repeat(64)),
+        )
+    });
+    let f = findings(&digest, "consistency")
+        .iter()
+        .find(|f| f.field == "preserved_constraint_claims[6].canonical_record_sha256")
+        .unwrap();
+    assert_eq!(f.constraint_id, "COMMIT-PUSH");
+    let dropped_clause = outcome(
+        &DEFAULT_CLEAN.replace("Stay inside the task repository. ", ""),
+        |_| {},
+    );
+    assert!(findings(&dropped_clause, "consistency")
+        .iter()
+        .any(|f| f.constraint_id == "SAFETY-REPO-SCOPE"
+            && f.message.contains("does not state its required clause")));
 }
 
 #[test]

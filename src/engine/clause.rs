@@ -115,7 +115,10 @@ impl Conflict {
         };
         match exact.find(normalized) {
             Ok(found) => Ok(found.map(|m| m.range())),
-            Err(e) => Err(VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id))),
+            Err(e) => Err(VerifierError(format!(
+                "conflict pattern \"{}\" failed: {e}",
+                self.id
+            ))),
         }
     }
 }
@@ -165,7 +168,10 @@ impl ClosedClauseVerifier {
         }
         let mut conflicts = Vec::new();
         for item in &grammar.conflicts {
-            let bad = |reason: String| GrammarError::Pattern { id: item.id.clone(), reason };
+            let bad = |reason: String| GrammarError::Pattern {
+                id: item.id.clone(),
+                reason,
+            };
             let loose = pytext::strip_lookarounds(&item.pattern).map_err(&bad)?;
             let exact = if loose == item.pattern {
                 None
@@ -175,7 +181,10 @@ impl ClosedClauseVerifier {
             let conflict = Conflict {
                 id: item.id.clone(),
                 predicate: item.predicate.clone(),
-                loose: regex::RegexBuilder::new(&loose).size_limit(16 << 20).build().map_err(|e| bad(e.to_string()))?,
+                loose: regex::RegexBuilder::new(&loose)
+                    .size_limit(16 << 20)
+                    .build()
+                    .map_err(|e| bad(e.to_string()))?,
                 exact,
             };
             for example in &item.examples {

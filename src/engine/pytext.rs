@@ -28,9 +28,11 @@ const NON_WORD_STAND_IN: char = '\u{00A4}';
 fn rust_word_ranges() -> Vec<(u32, u32)> {
     use regex_syntax::hir::{Class, HirKind};
     match regex_syntax::parse(r"\w").map(|hir| hir.into_kind()) {
-        Ok(HirKind::Class(Class::Unicode(class))) => {
-            class.ranges().iter().map(|r| (r.start() as u32, r.end() as u32)).collect()
-        }
+        Ok(HirKind::Class(Class::Unicode(class))) => class
+            .ranges()
+            .iter()
+            .map(|r| (r.start() as u32, r.end() as u32))
+            .collect(),
         _ => Vec::new(),
     }
 }

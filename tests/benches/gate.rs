@@ -25,8 +25,13 @@ fn policy() -> Policy {
         canonical_predicate: "require(review_before_merge)".into(),
         record_revision: 1,
     });
-    p.grammar.clauses.push("ask for review before merging".into());
-    p.grammar.required.push(RequiredClause { predicate: "require(review_before_merge)".into(), clause: "ask for review before merging".into() });
+    p.grammar
+        .clauses
+        .push("ask for review before merging".into());
+    p.grammar.required.push(RequiredClause {
+        predicate: "require(review_before_merge)".into(),
+        clause: "ask for review before merging".into(),
+    });
     p
 }
 
@@ -44,10 +49,18 @@ fn messages() -> Vec<SourceMessage> {
 }
 
 fn summary(engine: &PolicyEngine) -> String {
-    let mut text: String = engine.policy.grammar.required.iter().map(|r| format!("{}. ", capitalise(&r.clause))).collect();
+    let mut text: String = engine
+        .policy
+        .grammar
+        .required
+        .iter()
+        .map(|r| format!("{}. ", capitalise(&r.clause)))
+        .collect();
     let mut n = 0;
     while text.len() < 2000 {
-        text.push_str(&format!("Modified file src/module_{n}.rs. Test case_{n} passed. "));
+        text.push_str(&format!(
+            "Modified file src/module_{n}.rs. Test case_{n} passed. "
+        ));
         n += 1;
     }
     text.trim_end().to_owned()
@@ -55,7 +68,9 @@ fn summary(engine: &PolicyEngine) -> String {
 
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
 }
 
 fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) -> String {
@@ -67,7 +82,10 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
                     ("constraint_type", Value::from(set.kind.constraint_type())),
                     ("constraint_id", Value::from(&r.id)),
                     ("canonical_record_sha256", Value::from(&r.record_sha256)),
-                    ("canonical_predicate_sha256", Value::from(json::sha256_hex(r.canonical_predicate.as_bytes()))),
+                    (
+                        "canonical_predicate_sha256",
+                        Value::from(json::sha256_hex(r.canonical_predicate.as_bytes())),
+                    ),
                     ("preserved_predicate", Value::from(&r.canonical_predicate)),
                     ("status", Value::from("PRESERVED")),
                 ])
@@ -78,9 +96,23 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
     all.extend(claims(&engine.snapshot));
     let out = object([
         ("summary_text", Value::from(summary)),
-        ("retained_safety_invariant_ids", Value::from(engine.manifest.ids())),
-        ("retained_policy_commitment_ids", Value::from(engine.snapshot.ids())),
-        ("source_message_sha256s", Value::Array(messages.iter().map(|m| Value::from(json::canonical_sha256(&m.record()).unwrap())).collect())),
+        (
+            "retained_safety_invariant_ids",
+            Value::from(engine.manifest.ids()),
+        ),
+        (
+            "retained_policy_commitment_ids",
+            Value::from(engine.snapshot.ids()),
+        ),
+        (
+            "source_message_sha256s",
+            Value::Array(
+                messages
+                    .iter()
+                    .map(|m| Value::from(json::canonical_sha256(&m.record()).unwrap()))
+                    .collect(),
+            ),
+        ),
         ("preserved_constraint_claims", Value::Array(all)),
     ]);
     json::canonical(&out).unwrap()
@@ -122,13 +154,26 @@ fn main() {
         summarizer: SummarizerOutput::Raw(raw.clone()),
     };
     let backend = ScannerBackend { scanner: &scanner };
-    let check = || engine.check(&request, &backend, &scanner, &mut MemoryAudit::default()).unwrap();
+    let check = || {
+        engine
+            .check(&request, &backend, &scanner, &mut MemoryAudit::default())
+            .unwrap()
+    };
     let first = check();
-    assert!(first.accepted, "the bench workload must pass: {:?}", first.report.failures().collect::<Vec<_>>());
+    assert!(
+        first.accepted,
+        "the bench workload must pass: {:?}",
+        first.report.failures().collect::<Vec<_>>()
+    );
     let input_bytes: usize = messages.iter().map(|m| m.content.len()).sum::<usize>() + raw.len();
 
-    let compacted = schema::validate(&json::parse(raw.as_bytes(), &Limits::default()).unwrap()).unwrap();
-    let checker = ConsistencyChecker { manifest: &engine.manifest, snapshot: &engine.snapshot, verifier: &engine.verifier };
+    let compacted =
+        schema::validate(&json::parse(raw.as_bytes(), &Limits::default()).unwrap()).unwrap();
+    let checker = ConsistencyChecker {
+        manifest: &engine.manifest,
+        snapshot: &engine.snapshot,
+        verifier: &engine.verifier,
+    };
     let consistency_request = ConsistencyRequest {
         tenant_id: "tenant-a",
         task_id: "task-a",
@@ -137,7 +182,16 @@ fn main() {
         expected_invariant_ids: &request.expected_invariant_ids,
         expected_commitment_ids: &request.expected_commitment_ids,
     };
-    let (c_mean, c_median) = time(|| assert!(black_box(checker.verify(&consistency_request, &mut MemoryEvidence::default())).result.is_ok()), 5000);
+    let (c_mean, c_median) = time(
+        || {
+            assert!(
+                black_box(checker.verify(&consistency_request, &mut MemoryEvidence::default()))
+                    .result
+                    .is_ok()
+            )
+        },
+        5000,
+    );
     let (g_mean, g_median) = time(|| assert!(black_box(check()).accepted), 2000);
     let (h_mean, h_median) = time(
         || {
@@ -154,8 +208,23 @@ fn main() {
     println!();
     println!("| measurement | mean | median | seed Python | speed-up (median) |");
     println!("|---|---|---|---|---|");
-    let speedup = |d: Duration, reference: f64| format!("{:.0}×", reference / (d.as_secs_f64() * 1e6));
-    println!("| G002 consistency check | {} | {} | 363 µs | {} |", micros(c_mean), micros(c_median), speedup(c_median, 363.0));
-    println!("| whole gate (all checks, real scanner, report) | {} | {} | 768 µs | {} |", micros(g_mean), micros(g_median), speedup(g_median, 768.0));
-    println!("| floor: canonical JSON + SHA-256 of the input | {} | {} | | |", micros(h_mean), micros(h_median));
+    let speedup =
+        |d: Duration, reference: f64| format!("{:.0}×", reference / (d.as_secs_f64() * 1e6));
+    println!(
+        "| G002 consistency check | {} | {} | 363 µs | {} |",
+        micros(c_mean),
+        micros(c_median),
+        speedup(c_median, 363.0)
+    );
+    println!(
+        "| whole gate (all checks, real scanner, report) | {} | {} | 768 µs | {} |",
+        micros(g_mean),
+        micros(g_median),
+        speedup(g_median, 768.0)
+    );
+    println!(
+        "| floor: canonical JSON + SHA-256 of the input | {} | {} | | |",
+        micros(h_mean),
+        micros(h_median)
+    );
 }
