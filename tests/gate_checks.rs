@@ -151,9 +151,12 @@ fn malformed_json_is_a_schema_finding_with_its_offset() {
     }
 }
 
+/// An edit to a summarizer output, and the JSON path its schema finding must name.
+type Case = (Box<dyn Fn(&mut Value)>, &'static str);
+
 #[test]
 fn schema_violations_name_their_paths() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             Box::new(|o| requests::set(o, "extra", Value::Null)),
             "extra",

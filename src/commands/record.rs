@@ -13,12 +13,11 @@ use crate::json;
 use crate::review::sanitize::anomaly_count;
 use crate::store::{self, Mode, NewCompaction, NewReport, Recorded, Store};
 
-/// The store path: the given one, or the default for an empty `--store`.
-pub fn store_path(path: &Path) -> anyhow::Result<PathBuf> {
-    if path.as_os_str().is_empty() {
-        Ok(store::default_store_path()?)
-    } else {
-        Ok(path.to_owned())
+/// The store path: the given one, or `CQ_STORE` / the default for a bare `--store`.
+pub fn store_path(path: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match path {
+        Some(path) => Ok(path.to_owned()),
+        None => Ok(store::default_store_path()?),
     }
 }
 
@@ -84,7 +83,7 @@ pub fn new_compaction(
 
 /// Records one verdict (what `cq check --store` does).
 pub fn record(
-    path: &Path,
+    path: Option<&Path>,
     request: &GateRequest,
     outcome: &GateOutcome,
 ) -> anyhow::Result<Recorded> {
