@@ -257,7 +257,7 @@ fn accuracy_on_other_scanners_examples() {
                 if !with_generated && !rows.iter().any(|r| r.generated) {
                     continue;
                 }
-                let s = score(sc, &rows, with_generated, show && !with_generated || show && source != "gitleaks");
+                let s = score(sc, &rows, with_generated, show && (with_generated || source != "gitleaks"));
                 let label = if with_generated { "all rows" } else { "without generated" };
                 table.push(format!(
                     "| {source} | {profile} | {label} | {}/{} | {:.1}% | {}/{} | {:.1}% |",

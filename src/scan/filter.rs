@@ -164,6 +164,13 @@ pub(super) fn is_path_or_url(s: &str) -> bool {
     if lower.contains("://") {
         return !lower.contains('@');
     }
+    let word_segments = s
+        .split(['/', '#', '?'])
+        .filter(|p| p.len() >= 3 && p.chars().all(|c| c.is_ascii_lowercase()))
+        .count();
+    if s.contains('/') && word_segments >= 2 {
+        return true;
+    }
     s.starts_with('/')
         || s.starts_with("./")
         || s.starts_with("../")

@@ -87,6 +87,7 @@ validators! {
     UrlPassword => "url_password",
     UserPass => "user_pass",
     AuthHeader => "auth_header",
+    Slack => "slack",
 }
 
 pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
@@ -106,6 +107,7 @@ pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
         Validator::UrlPassword => url_password(s),
         Validator::UserPass => user_pass(s),
         Validator::AuthHeader => auth_header(s),
+        Validator::Slack => slack(s),
         Validator::Email => email(ctx),
         Validator::Ipv4 => ipv4(ctx),
         Validator::Ipv6 => ipv6(ctx),
@@ -314,7 +316,7 @@ const NON_SECRET_SUFFIXES: &[&str] = &[
 const NON_SECRET_QUALIFIERS: &[&str] = &[
     "public", "foreign", "primary", "sort", "partition", "sequence", "schema", "bucket", "cache",
     "csrf", "xsrf", "authenticity", "page", "next", "continuation", "cancellation", "pagination",
-    "sync", "issuer", "kms", "monkey", "turkey", "donkey", "hockey", "whiskey", "jockey", "hot",
+    "sync", "issuer", "kms", "store", "monkey", "turkey", "donkey", "hockey", "whiskey", "jockey", "hot",
     "short", "shortcut", "keyboard", "keyword", "keyframe", "keystore", "keytab", "keychain",
     "keypair", "keyspace", "keypress", "keydown", "keyup", "keycode", "keyed", "keying",
 ];
@@ -387,6 +389,9 @@ fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
         return Outcome::Reject;
     }
+    if scheme_prefixed(s) {
+        return Outcome::Reject;
+    }
     if ctx.key.is_some_and(|k| restates_name(k, s)) || ends_with_version(s) || constant_name(s) {
         return Outcome::Reject;
     }
@@ -397,7 +402,7 @@ fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let kinds = [c.lower, c.upper, c.digit, c.symbol].iter().filter(|&&n| n > 0).count();
     let entropy = filter::shannon_entropy(s);
     let long_enough = s.len() >= 10;
-    if long_enough && entropy >= 3.0 && kinds >= 2 && c.digit + c.upper > 0 {
+    if long_enough && entropy >= 3.0 && kinds >= 2 && c.digit > 0 && !s.ends_with(['-', '_']) {
         if entropy >= 3.5 && s.len() >= 16 {
             Outcome::Neutral
         } else {
@@ -418,8 +423,10 @@ fn password(ctx: &MatchCtx<'_>) -> Outcome {
     password_value(s)
 }
 
+/// Words that are never a password in prose ("the password is required"); in code `secret`
+/// is a (weak) hard-coded password and is still reported.
 const COMMON_PASSWORD_WORDS: &[&str] = &[
-    "password", "passwd", "pass", "pwd", "secret", "token", "test", "changeit", "none", "null",
+    "password", "passwd", "pass", "pwd", "token", "test", "changeit", "none", "null",
     "nil", "true", "false", "required", "optional", "string", "undefined", "hidden", "empty",
     "invalid", "missing", "incorrect", "wrong", "correct", "expired", "masked", "unset", "set",
     "changed", "stored", "needed", "provided", "configured", "valid", "ignored", "username",
@@ -431,6 +438,18 @@ fn restates_name(key: &str, value: &str) -> bool {
     let norm = |s: &str| -> String { s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect() };
     let (k, v) = (norm(key), norm(value));
     v.len() >= 6 && k.contains(&v)
+}
+
+/// A value that is an identifier with a scheme (`arn:aws:...`, `jdbc:mysql:...`), not a secret.
+fn scheme_prefixed(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once(':') else {
+        return false;
+    };
+    !scheme.is_empty()
+        && scheme.len() <= 12
+        && scheme.chars().all(|c| c.is_ascii_lowercase())
+        && (rest.contains(':') || rest.contains('/'))
+        && !s.contains('@')
 }
 
 /// A CONSTANT_CASE name made of secret words (`ACCESS_TOKEN`, `API_KEY`).
@@ -522,6 +541,16 @@ fn user_pass(s: &str) -> Outcome {
     }
 }
 
+/// A Slack token: its last dash-separated part is a real value, not a placeholder or nothing.
+fn slack(s: &str) -> Outcome {
+    let last = s.rsplit('-').next().unwrap_or("");
+    if filter::is_placeholder(s) || last.len() < 8 || !last.bytes().any(|b| b.is_ascii_alphabetic()) && s.split('-').count() < 4 {
+        Outcome::Reject
+    } else {
+        Outcome::Neutral
+    }
+}
+
 /// The credential part of an Authorization header.
 fn auth_header(s: &str) -> Outcome {
     let lower = s.to_ascii_lowercase();
@@ -568,7 +597,7 @@ fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
         return Outcome::Reject;
     }
     let lower = s.to_ascii_lowercase();
-    if COMMON_PASSWORD_WORDS.contains(&lower.as_str()) {
+    if COMMON_PASSWORD_WORDS.contains(&lower.as_str()) || lower == "secret" {
         return Outcome::Reject;
     }
     let quoted = prev_char(ctx).is_some_and(|c| "\"'`“‘".contains(c));
