@@ -130,7 +130,7 @@ pub(super) fn classes(s: &str) -> Classes {
 /// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
 /// `self.token`, `config["key"]`, `getPassword()`.
 pub(super) fn is_reference(s: &str) -> bool {
-    if s.starts_with(['$', '%', '#', '@', '(']) || s.contains(".$") {
+    if s.starts_with(['$', '%', '#', '@', '(', ':', '&', '*']) || s.contains(".$") || s.contains("::") {
         return true;
     }
     if s.contains("$(") || s.contains("${") || s.contains("#{") || s.contains("{{") {

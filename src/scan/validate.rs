@@ -158,10 +158,35 @@ pub(super) fn luhn(d: &[u8]) -> bool {
 }
 
 fn card(d: &[u8]) -> Outcome {
-    if d.len() < 13 || d.len() > 19 || d.iter().all(|&x| x == d[0]) {
+    if d.len() < 12 || d.len() > 19 || d.iter().all(|&x| x == d[0]) {
         return Outcome::Reject;
     }
-    confirm(luhn(d) && (1..=6).contains(&d[0]))
+    confirm(luhn(d) && card_issuer_length_ok(d))
+}
+
+/// Whether the issuer prefix (IIN) admits a number of this length.
+fn card_issuer_length_ok(d: &[u8]) -> bool {
+    let n = d.len();
+    let p2 = u32::from(d[0]) * 10 + u32::from(d[1]);
+    let p4 = p2 * 100 + u32::from(d[2]) * 10 + u32::from(d[3]);
+    match d[0] {
+        1 => n == 15,
+        4 => matches!(n, 13 | 16 | 19),
+        2 => (2221..=2720).contains(&p4) && n == 16,
+        3 => match p2 {
+            34 | 37 => n == 15,
+            35 => (3528..=3589).contains(&p4) && (16..=19).contains(&n),
+            30 | 36 | 38 | 39 => (14..=19).contains(&n),
+            _ => false,
+        },
+        5 => match p2 {
+            51..=55 => n == 16,
+            50 | 56..=59 => (12..=19).contains(&n),
+            _ => false,
+        },
+        6 => (12..=19).contains(&n),
+        _ => false,
+    }
 }
 
 /// IBAN: country length table and ISO 7064 mod-97.
@@ -607,11 +632,14 @@ fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
     if filter::is_version_or_number(s) && s.len() < 6 {
         return Outcome::Reject;
     }
+    if s.contains("::") || s.starts_with(['&', '*', ':']) {
+        return Outcome::Reject;
+    }
     let c = filter::classes(s);
     let letters = c.lower + c.upper;
     let strong_symbol = s.chars().any(|ch| !ch.is_ascii_alphanumeric() && !"-_.'".contains(ch));
-    let inner_upper = s.chars().skip(1).any(|ch| ch.is_ascii_uppercase()) && c.lower > 0;
-    if (c.digit > 0 && (letters > 0 || s.len() >= 6)) || (strong_symbol && letters > 0) || inner_upper {
+    let long_number = c.digit >= 6 && c.digit == s.len();
+    if (c.digit > 0 && letters > 0) || (strong_symbol && letters > 0) || long_number {
         Outcome::Neutral
     } else {
         Outcome::Reject
@@ -670,7 +698,7 @@ fn ipv6(ctx: &MatchCtx<'_>) -> Outcome {
         return Outcome::Reject;
     }
     if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || ":_{<(".contains(c))
     {
         return Outcome::Reject;
     }
