@@ -10,6 +10,7 @@
 //! unkeyed hash of the matched bytes ever leaves this module.
 
 mod decode;
+mod digits;
 mod filter;
 mod ids;
 mod rule;
@@ -51,9 +52,11 @@ const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
     ("pii_national.toml", include_str!("../assets/rules/pii_national.toml")),
 ];
 
-/// Bytes scanned on each side of a keyword hit before the window is widened to whole lines.
-const WINDOW_BEFORE: usize = 256;
-pub(crate) const WINDOW_AFTER: usize = 1024;
+/// Bytes scanned before a keyword hit, and after it unless the rule asks for more; the window
+/// then grows to the end of the line (bounded by [`LINE_SLACK`]).
+const WINDOW_BEFORE: usize = 96;
+pub(crate) const WINDOW_AFTER: usize = 384;
+const LINE_SLACK: usize = 96;
 
 /// One sensitive value found in one field: where it is and what kind, never what it is.
 #[derive(Clone, PartialEq, Eq)]
@@ -280,9 +283,22 @@ impl Scanner {
                 self.rules[ri].find_in(ri, text, window, &mut out);
             }
         }
+        let clusters = if self.always.iter().any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some()) {
+            digits::clusters(bytes)
+        } else {
+            Vec::new()
+        };
         for &ri in &self.always {
-            if self.enabled[ri] {
-                self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out);
+            if !self.enabled[ri] {
+                continue;
+            }
+            match self.rules[ri].min_digits {
+                Some(n) => {
+                    for window in digits::windows(&clusters, n, bytes.len()) {
+                        self.rules[ri].find_in(ri, text, window, &mut out);
+                    }
+                }
+                None => self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out),
             }
         }
         if decode {
@@ -359,7 +375,7 @@ fn windows(bytes: &[u8], positions: &[usize], after: usize) -> Vec<Range<usize>>
 }
 
 fn line_start(bytes: &[u8], at: usize) -> usize {
-    let floor = at.saturating_sub(WINDOW_BEFORE);
+    let floor = at.saturating_sub(LINE_SLACK);
     bytes[floor..at]
         .iter()
         .rposition(|&b| b == b'\n')
@@ -367,7 +383,7 @@ fn line_start(bytes: &[u8], at: usize) -> usize {
 }
 
 fn line_end(bytes: &[u8], at: usize) -> usize {
-    let ceil = (at + WINDOW_AFTER).min(bytes.len());
+    let ceil = (at + LINE_SLACK).min(bytes.len());
     bytes[at..ceil]
         .iter()
         .position(|&b| b == b'\n')

@@ -124,6 +124,9 @@ pub struct Rule {
     pub window: usize,
     /// The match must not be one group of a longer run of digit groups (an IBAN, a card).
     pub standalone: bool,
+    /// Keyword-less rules whose matches hold at least this many digits in one cluster run only
+    /// around such clusters.
+    pub min_digits: Option<usize>,
     regex: Regex,
     validator: Option<Validator>,
     allowlist: Vec<String>,
@@ -162,6 +165,7 @@ struct RuleSpec {
     window: Option<usize>,
     #[serde(default)]
     standalone: bool,
+    min_digits: Option<usize>,
 }
 
 pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
@@ -214,6 +218,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         decodable: spec.decodable.unwrap_or(true),
         window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
         standalone: spec.standalone,
+        min_digits: spec.min_digits,
         regex,
         validator,
         allowlist: spec

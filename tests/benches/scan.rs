@@ -133,6 +133,13 @@ fn main() {
     let all: Vec<String> = scanner.entity_types();
     let names: Vec<&str> = all.iter().map(String::as_str).collect();
     let scanner = scanner.for_entity_types(&names).expect("every entity type is supported");
+    let scanner = match std::env::var("CQ_BENCH_ENTITIES") {
+        Ok(list) => {
+            let only: Vec<&str> = list.split(',').collect();
+            scanner.for_entity_types(&only).expect("known entity types")
+        }
+        Err(_) => scanner,
+    };
 
     let compile_start = Instant::now();
     let _fresh = Scanner::builtin().expect("built-in rules compile");
@@ -180,6 +187,10 @@ fn main() {
 
     println!("## cq vs detect-secrets (same corpus, same run)\n");
     let file = target_dir().join("bench-scan-corpus.txt");
+    if std::env::var_os("CQ_BENCH_SKIP_DETECT_SECRETS").is_some() {
+        println!("detect-secrets skipped: CQ_BENCH_SKIP_DETECT_SECRETS is set");
+        return;
+    }
     let ds = std::fs::write(&file, &text)
         .map_err(|e| e.to_string())
         .and_then(|()| detect_secrets())
