@@ -13,8 +13,10 @@ mod decode;
 mod digits;
 mod filter;
 mod ids;
+mod net;
 mod rule;
 mod validate;
+mod values;
 
 use std::fmt;
 use std::ops::Range;
@@ -33,7 +35,10 @@ pub const SUPPORTED_LANGUAGES: &[&str] = &["en", "de", "es", "fr"];
 
 /// Umbrella entity types a scan policy may name; each selects every rule of its categories.
 const UMBRELLA_ENTITY_TYPES: &[(&str, &[Category])] = &[
-    ("SECRET", &[Category::Credential, Category::PrivateKey, Category::Token]),
+    (
+        "SECRET",
+        &[Category::Credential, Category::PrivateKey, Category::Token],
+    ),
     ("CREDENTIAL", &[Category::Credential]),
     ("PRIVATE_KEY", &[Category::PrivateKey]),
     ("TOKEN", &[Category::Token]),
@@ -49,7 +54,10 @@ const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
     ("keys.toml", include_str!("../assets/rules/keys.toml")),
     ("generic.toml", include_str!("../assets/rules/generic.toml")),
     ("pii.toml", include_str!("../assets/rules/pii.toml")),
-    ("pii_national.toml", include_str!("../assets/rules/pii_national.toml")),
+    (
+        "pii_national.toml",
+        include_str!("../assets/rules/pii_national.toml"),
+    ),
 ];
 
 /// Bytes scanned before a keyword hit, and after it unless the rule asks for more; the window
@@ -244,7 +252,9 @@ impl Scanner {
     /// Scans one field. Findings are sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
         let mut raw = self.scan_raw(text, true);
-        raw.sort_by(|a, b| (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule)));
+        raw.sort_by(|a, b| {
+            (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule))
+        });
         raw.dedup_by(|b, a| a.rule == b.rule && a.span == b.span);
         raw.into_iter()
             .map(|m| {
@@ -283,7 +293,11 @@ impl Scanner {
                 self.rules[ri].find_in(ri, text, window, &mut out);
             }
         }
-        let clusters = if self.always.iter().any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some()) {
+        let clusters = if self
+            .always
+            .iter()
+            .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some())
+        {
             digits::clusters(bytes)
         } else {
             Vec::new()
@@ -327,9 +341,10 @@ struct RawMatch {
     confidence: Confidence,
 }
 
-fn build_prefilter(
-    rules: &[Rule],
-) -> Result<(Option<AhoCorasick>, Vec<Vec<usize>>, Vec<usize>), RuleError> {
+/// The keyword automaton, the rules each keyword selects, and the rules without keywords.
+type Prefilter = (Option<AhoCorasick>, Vec<Vec<usize>>, Vec<usize>);
+
+fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
     let mut patterns: Vec<String> = Vec::new();
     let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
     let mut always = Vec::new();

@@ -51,7 +51,9 @@ impl Reader<'_> {
                         self.i += 1;
                         break;
                     }
-                    let Json::Str(k) = self.value() else { panic!("key") };
+                    let Json::Str(k) = self.value() else {
+                        panic!("key")
+                    };
                     self.ws();
                     assert_eq!(self.b[self.i], b':');
                     self.i += 1;
@@ -153,11 +155,19 @@ struct Row {
 }
 
 fn load(name: &str) -> Vec<Row> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scan-corpus").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/scan-corpus")
+        .join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Json::Obj(m) = (Reader { b: line.as_bytes(), i: 0 }).value() else { panic!("row") };
+        let Json::Obj(m) = (Reader {
+            b: line.as_bytes(),
+            i: 0,
+        })
+        .value() else {
+            panic!("row")
+        };
         let ambiguous = match m.get("ambiguous") {
             None | Some(Json::Null) | Some(Json::Bool(false)) => false,
             Some(Json::Str(s)) => !s.is_empty(),
@@ -208,7 +218,9 @@ impl Score {
 
 /// The rule ids each row's text triggers, computed on all cores (the test runs in debug).
 fn flag_rows(scanner: &Scanner, rows: &[Row]) -> Vec<Vec<String>> {
-    let workers = std::thread::available_parallelism().map_or(2, usize::from).max(1);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .max(1);
     let chunk = rows.len().div_ceil(workers).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = rows
@@ -216,30 +228,60 @@ fn flag_rows(scanner: &Scanner, rows: &[Row]) -> Vec<Vec<String>> {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|r| scanner.scan_text("text", &r.text).into_iter().map(|f| f.rule_id).collect())
+                        .map(|r| {
+                            scanner
+                                .scan_text("text", &r.text)
+                                .into_iter()
+                                .map(|f| f.rule_id)
+                                .collect()
+                        })
                         .collect::<Vec<Vec<String>>>()
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     })
 }
 
 fn score(flags: &[Vec<String>], rows: &[Row], with_generated: bool, show: bool) -> Score {
     let mut s = Score::default();
-    for (r, ids) in rows.iter().zip(flags).filter(|(r, _)| with_generated || !r.generated) {
+    for (r, ids) in rows
+        .iter()
+        .zip(flags)
+        .filter(|(r, _)| with_generated || !r.generated)
+    {
         let flagged = !ids.is_empty();
         if r.positive {
             s.pos += 1;
             s.tp += usize::from(flagged);
             if !flagged && show {
-                println!("MISS {} | {}", r.id, r.text.chars().take(160).collect::<String>().replace('\n', "\\n"));
+                println!(
+                    "MISS {} | {}",
+                    r.id,
+                    r.text
+                        .chars()
+                        .take(160)
+                        .collect::<String>()
+                        .replace('\n', "\\n")
+                );
             }
         } else {
             s.neg += 1;
             s.fp += usize::from(flagged);
             if flagged && show {
-                println!("FP   {} {:?} | {}", r.id, ids, r.text.chars().take(160).collect::<String>().replace('\n', "\\n"));
+                println!(
+                    "FP   {} {:?} | {}",
+                    r.id,
+                    ids,
+                    r.text
+                        .chars()
+                        .take(160)
+                        .collect::<String>()
+                        .replace('\n', "\\n")
+                );
             }
         }
     }
@@ -248,8 +290,19 @@ fn score(flags: &[Vec<String>], rows: &[Row], with_generated: bool, show: bool) 
 
 /// Every entity type Presidio's recognizers in the corpus cover, as a policy would name them.
 const PRESIDIO_PROFILE: &[&str] = &[
-    "SECRET", "PII", "IDENTIFIER", "DATE_TIME", "URL", "DE_LANR", "SG_UEN", "KR_DRIVER_LICENSE",
-    "DE_TAX_NUMBER", "DE_FUEHRERSCHEIN", "DE_PLZ", "VEHICLE_REGISTRATION", "PASSPORT",
+    "SECRET",
+    "PII",
+    "IDENTIFIER",
+    "DATE_TIME",
+    "URL",
+    "DE_LANR",
+    "SG_UEN",
+    "KR_DRIVER_LICENSE",
+    "DE_TAX_NUMBER",
+    "DE_FUEHRERSCHEIN",
+    "DE_PLZ",
+    "VEHICLE_REGISTRATION",
+    "PASSPORT",
 ];
 
 #[test]
@@ -275,8 +328,17 @@ fn accuracy_on_other_scanners_examples() {
                 if !with_generated && !rows.iter().any(|r| r.generated) {
                     continue;
                 }
-                let s = score(&flags, &rows, with_generated, show && (with_generated || source != "gitleaks"));
-                let label = if with_generated { "all rows" } else { "without generated" };
+                let s = score(
+                    &flags,
+                    &rows,
+                    with_generated,
+                    show && (with_generated || source != "gitleaks"),
+                );
+                let label = if with_generated {
+                    "all rows"
+                } else {
+                    "without generated"
+                };
                 table.push(format!(
                     "| {source} | {profile} | {label} | {}/{} | {:.1}% | {}/{} | {:.1}% |",
                     s.tp,
@@ -290,7 +352,9 @@ fn accuracy_on_other_scanners_examples() {
             }
         }
     }
-    println!("| source | rules | rows | flagged positives | recall | flagged negatives | FP rate |");
+    println!(
+        "| source | rules | rows | flagged positives | recall | flagged negatives | FP rate |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for line in &table {
         println!("{line}");
@@ -303,26 +367,68 @@ fn accuracy_on_other_scanners_examples() {
     let pr_default = get(("presidio", "default rules", true));
     // (what, measured, issue-3 target, floor this build must not fall below, higher is better)
     let checks = [
-        ("gitleaks hand-written recall", gl_hand.recall(), 0.97, 0.97, true),
-        ("presidio recall (entity profile)", pr.recall(), 0.95, 0.95, true),
-        ("presidio FP rate (entity profile)", pr.fp_rate(), 0.05, 0.05, false),
-        ("presidio FP rate (default rules)", pr_default.fp_rate(), 0.10, 0.10, false),
+        (
+            "gitleaks hand-written recall",
+            gl_hand.recall(),
+            0.97,
+            0.97,
+            true,
+        ),
+        (
+            "presidio recall (entity profile)",
+            pr.recall(),
+            0.95,
+            0.95,
+            true,
+        ),
+        (
+            "presidio FP rate (entity profile)",
+            pr.fp_rate(),
+            0.05,
+            0.05,
+            false,
+        ),
+        (
+            "presidio FP rate (default rules)",
+            pr_default.fp_rate(),
+            0.10,
+            0.10,
+            false,
+        ),
         // Below target, see the module notes in the report: noseyparker's examples include
         // placeholder values (`aaaa…`, `ABCDEFGHIJ…`, `$Password`) that cq deliberately
         // drops, and gitleaks' negatives include well-formed keys it allowlists by value.
         ("noseyparker recall", np.recall(), 0.97, 0.93, true),
         ("noseyparker FP rate", np.fp_rate(), 0.10, 0.16, false),
-        ("gitleaks FP rate (all rows)", gl_all.fp_rate(), 0.10, 0.135, false),
+        (
+            "gitleaks FP rate (all rows)",
+            gl_all.fp_rate(),
+            0.10,
+            0.135,
+            false,
+        ),
     ];
     let mut failures = Vec::new();
     for (what, value, target, floor, higher) in checks {
-        let meets = if higher { value >= target } else { value <= target };
-        let holds = if higher { value >= floor } else { value <= floor };
+        let meets = if higher {
+            value >= target
+        } else {
+            value <= target
+        };
+        let holds = if higher {
+            value >= floor
+        } else {
+            value <= floor
+        };
         println!(
             "{what}: {:.1}% (issue-3 target {:.0}%) {}",
             100.0 * value,
             100.0 * target,
-            if meets { "MEETS TARGET" } else { "BELOW TARGET" }
+            if meets {
+                "MEETS TARGET"
+            } else {
+                "BELOW TARGET"
+            }
         );
         if !holds {
             failures.push(format!("{what} {:.3} is past the floor {floor}", value));

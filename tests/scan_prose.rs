@@ -21,7 +21,9 @@ fn benign_prose_flags_per_mb() {
         .filter(|p| p.file_name().is_some_and(|n| n != "ORIGIN.md"))
         .collect();
     names.sort();
-    let workers = std::thread::available_parallelism().map_or(2, usize::from).max(1);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .max(1);
     for path in names {
         let text = std::fs::read_to_string(&path).unwrap();
         bytes += text.len();
@@ -51,12 +53,17 @@ fn benign_prose_flags_per_mb() {
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
         });
         for f in found {
             if show {
                 let line_start = text[..f.span.start].rfind('\n').map_or(0, |i| i + 1);
-                let line_end = text[f.span.end..].find('\n').map_or(text.len(), |i| f.span.end + i);
+                let line_end = text[f.span.end..]
+                    .find('\n')
+                    .map_or(text.len(), |i| f.span.end + i);
                 println!("{} | {}", f.rule_id, &text[line_start..line_end]);
             }
             *by_rule.entry(f.rule_id).or_default() += 1;
@@ -64,10 +71,16 @@ fn benign_prose_flags_per_mb() {
     }
     let total: usize = by_rule.values().sum();
     let mb = bytes as f64 / 1_000_000.0;
-    println!("benign prose: {bytes} bytes, {total} flags, {:.2} flags per MB", total as f64 / mb);
+    println!(
+        "benign prose: {bytes} bytes, {total} flags, {:.2} flags per MB",
+        total as f64 / mb
+    );
     for (rule, n) in &by_rule {
         println!("  {rule}: {n}");
     }
     assert!(mb > 2.0, "the prose set should be a few MB");
-    assert!(total as f64 / mb <= 1.0, "{total} flags in {mb:.2} MB of benign prose");
+    assert!(
+        total as f64 / mb <= 1.0,
+        "{total} flags in {mb:.2} MB of benign prose"
+    );
 }

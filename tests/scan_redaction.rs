@@ -39,7 +39,10 @@ fn leaked(finding_text: &str, secret: &str) -> Option<String> {
 }
 
 fn rendered(f: &Finding) -> String {
-    format!("{f:?} {f} {} {} {} {}", f.rule_id, f.category, f.field_path, f.confidence)
+    format!(
+        "{f:?} {f} {} {} {} {}",
+        f.rule_id, f.category, f.field_path, f.confidence
+    )
 }
 
 #[test]
@@ -50,7 +53,10 @@ fn redacted_text_rescans_clean() {
         let redacted = redact(text, &findings);
         assert!(redacted.contains("[REDACTED:"), "{redacted}");
         let again = scanner().scan_text("summary_text", &redacted);
-        assert!(again.is_empty(), "redacted text still has findings: {again:?}\n{redacted}");
+        assert!(
+            again.is_empty(),
+            "redacted text still has findings: {again:?}\n{redacted}"
+        );
     }
 }
 
@@ -64,8 +70,12 @@ fn findings_never_carry_the_value() {
             let shown = rendered(&f);
             if let Some(piece) = leaked(&shown, secret) {
                 let fixed = f.rule_id.contains(&piece.to_ascii_lowercase())
-                    || "summary_text findingrule_idcategoryfield_pathspanconfidence".contains(&piece);
-                assert!(fixed, "finding {shown:?} contains {piece:?} of the value it found");
+                    || "summary_text findingrule_idcategoryfield_pathspanconfidence"
+                        .contains(&piece);
+                assert!(
+                    fixed,
+                    "finding {shown:?} contains {piece:?} of the value it found"
+                );
             }
         }
     }

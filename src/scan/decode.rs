@@ -55,8 +55,15 @@ pub(super) fn encoded_blobs(text: &str) -> Vec<Blob> {
         }
         let hex = s.iter().all(u8::is_ascii_hexdigit);
         // Decode a short prefix first: most runs (hashes, paths, random tokens) fail here.
-        let head = if hex { decode_hex(&s[..16]) } else { decode_base64(&s[..16]) };
-        if !head.is_some_and(|h| h.iter().all(|&b| (0x20..0x7f).contains(&b) || b"\n\r\t".contains(&b))) {
+        let head = if hex {
+            decode_hex(&s[..16])
+        } else {
+            decode_base64(&s[..16])
+        };
+        if !head.is_some_and(|h| {
+            h.iter()
+                .all(|&b| (0x20..0x7f).contains(&b) || b"\n\r\t".contains(&b))
+        }) {
             continue;
         }
         let decoded = if hex { decode_hex(s) } else { decode_base64(s) };
@@ -117,7 +124,10 @@ mod tests {
         let blobs = encoded_blobs(&text);
         assert_eq!(blobs.len(), 1);
         assert!(blobs[0].decoded.contains("hunter2"));
-        let hex: String = "api_key=abcdef123456".bytes().map(|b| format!("{b:02x}")).collect();
+        let hex: String = "api_key=abcdef123456"
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(encoded_blobs(&hex).len(), 1);
         assert!(encoded_blobs("3f2a9c1e0b7d4a5f6e8c9b0a1d2e3f4a5b6c7d8e").is_empty());
     }

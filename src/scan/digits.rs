@@ -16,7 +16,10 @@ pub(super) struct Cluster {
 }
 
 fn joiner(b: u8) -> bool {
-    matches!(b, b' ' | b'-' | b'.' | b':' | b'/' | b'(' | b')' | b'+' | b'_' | b',')
+    matches!(
+        b,
+        b' ' | b'-' | b'.' | b':' | b'/' | b'(' | b')' | b'+' | b'_' | b','
+    )
 }
 
 /// Clusters of digits in `bytes`: digit groups separated by one or two joiner bytes.

@@ -76,7 +76,10 @@ pub(super) fn is_placeholder(s: &str) -> bool {
     {
         return true;
     }
-    let env_var = b.len() > 1 && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let env_var = b.len() > 1
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     if b.first() == Some(&b'$') && (env_var || b.get(1).is_some_and(|c| *c == b'{' || *c == b'(')) {
         return true;
     }
@@ -130,7 +133,10 @@ pub(super) fn classes(s: &str) -> Classes {
 /// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
 /// `self.token`, `config["key"]`, `getPassword()`.
 pub(super) fn is_reference(s: &str) -> bool {
-    if s.starts_with(['$', '%', '#', '@', '(', ':', '&', '*']) || s.contains(".$") || s.contains("::") {
+    if s.starts_with(['$', '%', '#', '@', '(', ':', '&', '*'])
+        || s.contains(".$")
+        || s.contains("::")
+    {
         return true;
     }
     if s.contains("$(") || s.contains("${") || s.contains("#{") || s.contains("{{") {
@@ -138,7 +144,11 @@ pub(super) fn is_reference(s: &str) -> bool {
     }
     if let Some(open) = s.find(['(', '[']) {
         let head = &s[..open];
-        if !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ' ') {
+        if !head.is_empty()
+            && head
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ' ')
+        {
             return true;
         }
     }
@@ -146,7 +156,9 @@ pub(super) fn is_reference(s: &str) -> bool {
     parts.len() >= 2
         && parts.iter().all(|p| {
             !p.is_empty()
-                && p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 && !looks_random(p)
         })
@@ -178,36 +190,31 @@ pub(super) fn is_path_or_url(s: &str) -> bool {
         || s.starts_with('\\')
         || (s.len() > 2 && s.as_bytes()[1] == b':' && s.as_bytes()[2] == b'\\')
         || (s.contains('/')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
             && !s.contains("//"))
 }
 
 /// Whether a match continues a longer run of groups: digits joined to it by a single space,
 /// dash, dot, colon or slash before it, or an IBAN-style four-character group before it.
-pub(super) fn embedded_in_digit_run(before: &str, after: &str) -> bool {
+pub(super) fn embedded_in_digit_run(before: &str) -> bool {
     let b = before.as_bytes();
-    let a = after.as_bytes();
     let joiner = |c: u8| matches!(c, b' ' | b'-' | b'.' | b':' | b'/');
-    let _ = after;
     if b.len() >= 2 && joiner(b[b.len() - 1]) && b[b.len() - 2].is_ascii_digit() {
         return true;
     }
     // An IBAN-style group before it: `AL47 212A ` + the digits.
-    let prev_token = before.trim_end_matches(' ').rsplit(' ').next().unwrap_or("");
+    let prev_token = before
+        .trim_end_matches(' ')
+        .rsplit(' ')
+        .next()
+        .unwrap_or("");
     before.ends_with(' ')
         && prev_token.len() == 4
-        && prev_token.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && prev_token
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
         && prev_token.bytes().any(|c| c.is_ascii_digit())
-}
-
-/// A UUID such as `1b4e28ba-2fa1-11d2-883f-0016d3cca427`.
-pub(super) fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 /// A version string or number: `1.2.3`, `v2.0.0-rc1`, `2021`.
@@ -215,7 +222,8 @@ pub(super) fn is_version_or_number(s: &str) -> bool {
     let t = s.trim_start_matches(['v', 'V']);
     !t.is_empty()
         && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
 }
 
 #[cfg(test)]
@@ -240,7 +248,6 @@ mod tests {
         assert!(is_path_or_url("/etc/ssl/private"));
         assert!(is_path_or_url("https://example.org/a"));
         assert!(!is_path_or_url("postgres://u:p@h/db"));
-        assert!(is_uuid("555ea4a3-d53a-4412-9c66-3a7cb667b0d6"));
         assert!(is_version_or_number("1.2.3"));
     }
 

@@ -58,17 +58,56 @@ fn corpus() -> String {
         };
         let line = match pick {
             0 if !prose_lines.is_empty() => prose_lines[rng.below(prose_lines.len())].to_owned(),
-            10 => format!("let retries = {}; // backoff in ms: {}", rng.below(10), rng.below(5000)),
-            11 => format!("commit {} fixed the parser; see src/json/parse.rs:{}", rng.token(HEX, 40), rng.below(900)),
-            12 => format!("{{\"id\": \"{}\", \"status\": \"ok\", \"count\": {}}}", rng.token(HEX, 32), rng.below(99)),
-            13 => format!("server.port = {}\nserver.host = \"app-{}.internal\"", 8000 + rng.below(999), rng.below(50)),
-            14 => format!("blob: {}", rng.token(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 64)),
+            10 => format!(
+                "let retries = {}; // backoff in ms: {}",
+                rng.below(10),
+                rng.below(5000)
+            ),
+            11 => format!(
+                "commit {} fixed the parser; see src/json/parse.rs:{}",
+                rng.token(HEX, 40),
+                rng.below(900)
+            ),
+            12 => format!(
+                "{{\"id\": \"{}\", \"status\": \"ok\", \"count\": {}}}",
+                rng.token(HEX, 32),
+                rng.below(99)
+            ),
+            13 => format!(
+                "server.port = {}\nserver.host = \"app-{}.internal\"",
+                8000 + rng.below(999),
+                rng.below(50)
+            ),
+            14 => format!(
+                "blob: {}",
+                rng.token(
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                    64
+                )
+            ),
             15 => format!("github_token = \"ghp_{}\"", rng.token(ALNUM, 36)),
-            16 => format!("AWS_ACCESS_KEY_ID=AKIA{}", rng.token(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)),
-            17 => format!("Contact jane.{}@corp-mail.net or +44 20 7946 {:04}.", rng.below(999), rng.below(9999)),
+            16 => format!(
+                "AWS_ACCESS_KEY_ID=AKIA{}",
+                rng.token(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+            ),
+            17 => format!(
+                "Contact jane.{}@corp-mail.net or +44 20 7946 {:04}.",
+                rng.below(999),
+                rng.below(9999)
+            ),
             18 => format!("the staging password is Pr0d-{}!", rng.token(ALNUM, 8)),
-            19 => format!("client at 10.{}.{}.{} sent {} bytes", rng.below(255), rng.below(255), rng.below(255), rng.below(99999)),
-            _ => format!("retrying request {} after {} ms", rng.below(9999), rng.below(900)),
+            19 => format!(
+                "client at 10.{}.{}.{} sent {} bytes",
+                rng.below(255),
+                rng.below(255),
+                rng.below(255),
+                rng.below(99999)
+            ),
+            _ => format!(
+                "retrying request {} after {} ms",
+                rng.below(9999),
+                rng.below(900)
+            ),
         };
         out.push_str(&line);
         out.push('\n');
@@ -112,7 +151,11 @@ fn detect_secrets() -> Result<PathBuf, String> {
         if out.status.success() {
             Ok(())
         } else {
-            Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_owned())
+            Err(String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_owned())
         }
     };
     run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
@@ -147,7 +190,9 @@ fn main() {
     };
     let all: Vec<String> = scanner.entity_types();
     let names: Vec<&str> = all.iter().map(String::as_str).collect();
-    let scanner = scanner.for_entity_types(&names).expect("every entity type is supported");
+    let scanner = scanner
+        .for_entity_types(&names)
+        .expect("every entity type is supported");
     let scanner = match std::env::var("CQ_BENCH_ENTITIES") {
         Ok(list) => {
             let only: Vec<&str> = list.split(',').collect();
@@ -198,7 +243,10 @@ fn main() {
     let default_time = default_start.elapsed();
     let cq_rate = mb_per_s(text.len(), best);
 
-    println!("## cq scan throughput ({} rules, every entity type on)\n", scanner.rules().len());
+    println!(
+        "## cq scan throughput ({} rules, every entity type on)\n",
+        scanner.rules().len()
+    );
     println!("| input | bytes | time | throughput | findings |");
     println!("|---|---|---|---|---|");
     println!(
@@ -224,7 +272,10 @@ fn main() {
         mb_per_s(text.len(), default_time),
         default_findings
     );
-    println!("\nrule pack compile time: {:.1} ms\n", compile.as_secs_f64() * 1000.0);
+    println!(
+        "\nrule pack compile time: {:.1} ms\n",
+        compile.as_secs_f64() * 1000.0
+    );
 
     println!("## cq vs detect-secrets (same corpus, same run)\n");
     let file = target_dir().join("bench-scan-corpus.txt");
@@ -248,7 +299,11 @@ fn main() {
             let ds_rate = mb_per_s(text.len(), work);
             println!("| scanner | time | throughput | cq speed-up |");
             println!("|---|---|---|---|");
-            println!("| cq (Rust, 1 thread) | {:.3} s | {:.1} MB/s | 1x |", best.as_secs_f64(), cq_rate);
+            println!(
+                "| cq (Rust, 1 thread) | {:.3} s | {:.1} MB/s | 1x |",
+                best.as_secs_f64(),
+                cq_rate
+            );
             println!(
                 "| detect-secrets 1.5.0 (Python, startup {:.2} s excluded) | {:.2} s | {:.2} MB/s | {:.0}x |",
                 startup.as_secs_f64(),
