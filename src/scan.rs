@@ -112,8 +112,10 @@ pub struct Scanner {
     keywords: Option<AhoCorasick>,
     /// For each keyword pattern id, the rules it selects.
     keyword_rules: Vec<Vec<usize>>,
-    /// Rules without keywords: they run over the whole text.
+    /// Rules without keywords or digit trigger: they run over the whole text.
     always: Vec<usize>,
+    /// Digit-triggered rules, grouped by cluster threshold.
+    digit_groups: Vec<digits::DigitGroup>,
     rules_sha256: String,
 }
 
@@ -175,12 +177,16 @@ impl Scanner {
         }
         let enabled = rules.iter().map(|r| r.default_enabled).collect();
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
+        let digit_groups = digits::groups(&rules)?;
+        let grouped: Vec<usize> = digit_groups.iter().flat_map(|g| g.rules.clone()).collect();
+        let always = always.into_iter().filter(|ri| !grouped.contains(ri)).collect();
         Ok(Scanner {
             rules,
             enabled,
             keywords,
             keyword_rules,
             always,
+            digit_groups,
             rules_sha256: rule::files_sha256(files),
         })
     }
@@ -293,15 +299,27 @@ impl Scanner {
                 self.rules[ri].find_in(ri, text, window, &mut out);
             }
         }
-        let clusters = if self
-            .always
-            .iter()
-            .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some())
+        let active = |g: &digits::DigitGroup| g.rules.iter().any(|&ri| self.enabled[ri]);
+        let clusters = if self.digit_groups.iter().any(active)
+            || self
+                .always
+                .iter()
+                .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some())
         {
             digits::clusters(bytes)
         } else {
             Vec::new()
         };
+        for g in self.digit_groups.iter().filter(|g| active(g)) {
+            for window in digits::windows(&clusters, g.min, bytes.len()) {
+                for idx in g.set.matches(&bytes[window.clone()]).iter() {
+                    let ri = g.rules[idx];
+                    if self.enabled[ri] {
+                        self.rules[ri].find_in(ri, text, window.clone(), &mut out);
+                    }
+                }
+            }
+        }
         for &ri in &self.always {
             if !self.enabled[ri] {
                 continue;

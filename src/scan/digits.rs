@@ -3,7 +3,50 @@
 //! by single separators) and those rules run only in small windows around clusters that hold
 //! enough digits, instead of over the whole text.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
+
+use regex::bytes::{RegexSet, RegexSetBuilder};
+
+use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
+
+/// The digit-triggered rules that share one cluster threshold, with one regex set that tells,
+/// per window, which of them can match at all (one pass instead of one per rule).
+#[derive(Debug, Clone)]
+pub(super) struct DigitGroup {
+    pub min: usize,
+    pub rules: Vec<usize>,
+    pub set: RegexSet,
+}
+
+/// Groups keyword-less ASCII rules that declare `min_digits` by threshold.
+pub(super) fn groups(rules: &[Rule]) -> Result<Vec<DigitGroup>, RuleError> {
+    let mut by_min: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, r) in rules.iter().enumerate() {
+        if let (Some(min), true, false) = (r.min_digits, r.keywords.is_empty(), r.unicode) {
+            by_min.entry(min).or_default().push(i);
+        }
+    }
+    by_min
+        .into_iter()
+        .map(|(min, members)| {
+            let set = RegexSetBuilder::new(members.iter().map(|&i| rules[i].pattern.as_str()))
+                .unicode(false)
+                .size_limit(REGEX_SIZE_LIMIT * 4)
+                .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
+                .build()
+                .map_err(|e| RuleError::Regex {
+                    id: format!("digit rules with min_digits = {min}"),
+                    reason: e.to_string(),
+                })?;
+            Ok(DigitGroup {
+                min,
+                rules: members,
+                set,
+            })
+        })
+        .collect()
+}
 
 /// Bytes added on each side of a cluster (room for prefixes such as `DE`, `+`, `NRIC `).
 const MARGIN: usize = 24;

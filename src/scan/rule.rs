@@ -16,7 +16,7 @@ use super::validate::{self, Outcome, Validator};
 use super::{filter, RawMatch};
 
 /// Compiled-size limit for one rule's regex.
-const REGEX_SIZE_LIMIT: usize = 8 << 20;
+pub(super) const REGEX_SIZE_LIMIT: usize = 8 << 20;
 
 /// Errors loading or compiling a rule pack, or selecting entity types from it.
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +132,9 @@ pub struct Rule {
     /// around such clusters.
     pub min_digits: Option<usize>,
     regex: Regex,
+    /// The regex source and its Unicode mode, for building shared regex sets.
+    pub(super) pattern: String,
+    pub(super) unicode: bool,
     validator: Option<Validator>,
     allowlist: Vec<String>,
 }
@@ -226,6 +229,8 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         standalone: spec.standalone,
         min_digits: spec.min_digits,
         regex,
+        pattern: spec.regex,
+        unicode: spec.unicode,
         validator,
         allowlist: spec
             .allowlist
