@@ -62,7 +62,7 @@ const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
 
 /// Bytes scanned before a keyword hit, and after it unless the rule asks for more; the window
 /// then grows to the end of the line (bounded by [`LINE_SLACK`]).
-const WINDOW_BEFORE: usize = 96;
+pub(crate) const WINDOW_BEFORE: usize = 96;
 pub(crate) const WINDOW_AFTER: usize = 384;
 const LINE_SLACK: usize = 96;
 
@@ -295,7 +295,8 @@ impl Scanner {
                 continue;
             }
             positions.sort_unstable();
-            for window in windows(bytes, positions, self.rules[ri].window) {
+            let rule = &self.rules[ri];
+            for window in windows(bytes, positions, rule.window_before, rule.window) {
                 self.rules[ri].find_in(ri, text, window, &mut out);
             }
         }
@@ -386,6 +387,7 @@ fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
     }
     let ac = AhoCorasick::builder()
         .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(&patterns)
         .map_err(|e| RuleError::Keywords {
             reason: e.to_string(),
@@ -394,10 +396,14 @@ fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
 }
 
 /// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
-fn windows(bytes: &[u8], positions: &[usize], after: usize) -> Vec<Range<usize>> {
+fn windows(bytes: &[u8], positions: &[usize], before: usize, after: usize) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
     for &p in positions {
-        let start = line_start(bytes, p.saturating_sub(WINDOW_BEFORE));
+        let start = if before >= WINDOW_BEFORE {
+            line_start(bytes, p.saturating_sub(before))
+        } else {
+            p.saturating_sub(before)
+        };
         let end = line_end(bytes, (p + after).min(bytes.len()));
         match out.last_mut() {
             Some(last) if start <= last.end => last.end = last.end.max(end),

@@ -126,6 +126,8 @@ pub struct Rule {
     pub decodable: bool,
     /// Bytes searched after a keyword hit (long values such as PEM blocks need more).
     pub window: usize,
+    /// Bytes searched before a keyword hit (token rules whose keyword is the prefix need few).
+    pub window_before: usize,
     /// The match must not be one group of a longer run of digit groups (an IBAN, a card).
     pub standalone: bool,
     /// Keyword-less rules whose matches hold at least this many digits in one cluster run only
@@ -170,6 +172,7 @@ struct RuleSpec {
     default_enabled: Option<bool>,
     decodable: Option<bool>,
     window: Option<usize>,
+    window_before: Option<usize>,
     #[serde(default)]
     standalone: bool,
     min_digits: Option<usize>,
@@ -226,6 +229,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         default_enabled: spec.default_enabled.unwrap_or(true),
         decodable: spec.decodable.unwrap_or(true),
         window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
+        window_before: spec.window_before.unwrap_or(super::WINDOW_BEFORE).min(1 << 16),
         standalone: spec.standalone,
         min_digits: spec.min_digits,
         regex,
