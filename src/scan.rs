@@ -67,7 +67,7 @@ pub(crate) const WINDOW_AFTER: usize = 384;
 const LINE_SLACK: usize = 96;
 
 /// One sensitive value found in one field: where it is and what kind, never what it is.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
     pub rule_id: String,
     pub category: Category,
@@ -179,7 +179,10 @@ impl Scanner {
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
         let digit_groups = digits::groups(&rules)?;
         let grouped: Vec<usize> = digit_groups.iter().flat_map(|g| g.rules.clone()).collect();
-        let always = always.into_iter().filter(|ri| !grouped.contains(ri)).collect();
+        let always = always
+            .into_iter()
+            .filter(|ri| !grouped.contains(ri))
+            .collect();
         Ok(Scanner {
             rules,
             enabled,

@@ -229,7 +229,10 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         default_enabled: spec.default_enabled.unwrap_or(true),
         decodable: spec.decodable.unwrap_or(true),
         window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
-        window_before: spec.window_before.unwrap_or(super::WINDOW_BEFORE).min(1 << 16),
+        window_before: spec
+            .window_before
+            .unwrap_or(super::WINDOW_BEFORE)
+            .min(1 << 16),
         standalone: spec.standalone,
         min_digits: spec.min_digits,
         regex,

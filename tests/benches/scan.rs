@@ -211,7 +211,11 @@ fn main() {
         findings += scanner.scan_text("bench", p).len();
     }
     let mut best = Duration::MAX;
-    let runs = if std::env::var_os("CQ_BENCH_QUICK").is_some() { 1 } else { 3 };
+    let runs = if std::env::var_os("CQ_BENCH_QUICK").is_some() {
+        1
+    } else {
+        3
+    };
     for _ in 0..runs {
         let start = Instant::now();
         let mut n = 0;
