@@ -54,16 +54,9 @@ pub(super) fn encoded_blobs(text: &str) -> Vec<Blob> {
             continue;
         }
         let hex = s.iter().all(u8::is_ascii_hexdigit);
-        // Decode a short prefix first: most runs (hashes, paths, random tokens) fail here.
-        let head = if hex {
-            decode_hex(&s[..16])
-        } else {
-            decode_base64(&s[..16])
-        };
-        if !head.is_some_and(|h| {
-            h.iter()
-                .all(|&b| (0x20..0x7f).contains(&b) || b"\n\r\t".contains(&b))
-        }) {
+        // Decode a short prefix first, without allocating: most runs (hashes, paths, random
+        // tokens) fail here.
+        if !head_is_printable(&s[..16], hex) {
             continue;
         }
         let decoded = if hex { decode_hex(s) } else { decode_base64(s) };
@@ -75,6 +68,42 @@ pub(super) fn encoded_blobs(text: &str) -> Vec<Blob> {
         }
     }
     out
+}
+
+fn text_byte(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) || matches!(b, b'\n' | b'\r' | b'\t')
+}
+
+/// Whether the first 16 encoded characters decode to printable text.
+fn head_is_printable(head: &[u8], hex: bool) -> bool {
+    if hex {
+        return head.chunks(2).all(|p| {
+            let v = |c: u8| (c as char).to_digit(16).unwrap_or(0);
+            text_byte((v(p[0]) * 16 + v(p[1])) as u8)
+        });
+    }
+    let sextet = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        })
+    };
+    head.chunks(4).all(|q| {
+        let mut n = 0u32;
+        for &c in q {
+            match sextet(c) {
+                Some(v) => n = (n << 6) | v,
+                None => return false,
+            }
+        }
+        [(n >> 16) as u8, (n >> 8) as u8, n as u8]
+            .iter()
+            .all(|&b| text_byte(b))
+    })
 }
 
 fn decode_hex(s: &[u8]) -> Option<Vec<u8>> {
