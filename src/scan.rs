@@ -114,8 +114,10 @@ pub struct Scanner {
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords or digit trigger: they run over the whole text.
     always: Vec<usize>,
-    /// Digit-triggered rules, grouped by cluster threshold.
+    /// Enabled digit-triggered rules, grouped by cluster threshold.
     digit_groups: Vec<digits::DigitGroup>,
+    /// Whether each rule runs through `digit_groups` rather than on its own.
+    in_group: Vec<bool>,
     rules_sha256: String,
 }
 
@@ -175,14 +177,9 @@ impl Scanner {
                 return Err(RuleError::DuplicateId { id: r.id.clone() });
             }
         }
-        let enabled = rules.iter().map(|r| r.default_enabled).collect();
+        let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
-        let digit_groups = digits::groups(&rules)?;
-        let grouped: Vec<usize> = digit_groups.iter().flat_map(|g| g.rules.clone()).collect();
-        let always = always
-            .into_iter()
-            .filter(|ri| !grouped.contains(ri))
-            .collect();
+        let (digit_groups, in_group) = group_digit_rules(&rules, &enabled)?;
         Ok(Scanner {
             rules,
             enabled,
@@ -190,6 +187,7 @@ impl Scanner {
             keyword_rules,
             always,
             digit_groups,
+            in_group,
             rules_sha256: rule::files_sha256(files),
         })
     }
@@ -214,8 +212,11 @@ impl Scanner {
                 enabled[i] |= selected;
             }
         }
+        let (digit_groups, in_group) = group_digit_rules(&self.rules, &enabled)?;
         Ok(Scanner {
             enabled,
+            digit_groups,
+            in_group,
             ..self.clone()
         })
     }
@@ -325,7 +326,7 @@ impl Scanner {
             }
         }
         for &ri in &self.always {
-            if !self.enabled[ri] {
+            if !self.enabled[ri] || self.in_group[ri] {
                 continue;
             }
             match self.rules[ri].min_digits {
@@ -361,6 +362,20 @@ struct RawMatch {
     rule: usize,
     span: Range<usize>,
     confidence: Confidence,
+}
+
+fn group_digit_rules(
+    rules: &[Rule],
+    enabled: &[bool],
+) -> Result<(Vec<digits::DigitGroup>, Vec<bool>), RuleError> {
+    let groups = digits::groups(rules, enabled)?;
+    let mut in_group = vec![false; rules.len()];
+    for g in &groups {
+        for &ri in &g.rules {
+            in_group[ri] = true;
+        }
+    }
+    Ok((groups, in_group))
 }
 
 /// The keyword automaton, the rules each keyword selects, and the rules without keywords.

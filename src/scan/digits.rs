@@ -19,10 +19,13 @@ pub(super) struct DigitGroup {
     pub set: RegexSet,
 }
 
-/// Groups keyword-less ASCII rules that declare `min_digits` by threshold.
-pub(super) fn groups(rules: &[Rule]) -> Result<Vec<DigitGroup>, RuleError> {
+/// Groups the enabled keyword-less ASCII rules that declare `min_digits` by threshold.
+pub(super) fn groups(rules: &[Rule], enabled: &[bool]) -> Result<Vec<DigitGroup>, RuleError> {
     let mut by_min: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, r) in rules.iter().enumerate() {
+        if !enabled.get(i).copied().unwrap_or(false) {
+            continue;
+        }
         if let (Some(min), true, false) = (r.min_digits, r.keywords.is_empty(), r.unicode) {
             by_min.entry(min).or_default().push(i);
         }
