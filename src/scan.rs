@@ -541,6 +541,13 @@ mod tests {
     }
 
     #[test]
+    fn scanner_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Scanner>();
+        assert_send_sync::<Finding>();
+    }
+
+    #[test]
     fn unsupported_entity_type_is_an_error() {
         let s = Scanner::builtin().unwrap();
         assert!(s.for_entity_types(&["NOT_A_TYPE"]).is_err());
