@@ -41,24 +41,23 @@ impl AuditSink for MemoryAudit {
 /// A policy and a scanner, ready to check requests.
 pub struct Checker {
     pub engine: PolicyEngine,
-    pub scanner: Scanner,
+    pub backend: ScannerBackend,
 }
 
 impl Checker {
     pub fn new(args: &crate::cli::PolicyArgs) -> anyhow::Result<Checker> {
         let scanner = Scanner::builtin().context("while loading the built-in scan rules")?;
         let engine = PolicyEngine::new(policy::resolve(args)?, &scanner.rules_sha256())?;
-        Ok(Checker { engine, scanner })
+        Ok(Checker { engine, backend: ScannerBackend::new(scanner) })
+    }
+
+    pub fn scanner(&self) -> &Scanner {
+        self.backend.scanner()
     }
 
     pub fn check(&self, request: &GateRequest) -> anyhow::Result<GateOutcome> {
-        let backend = ScannerBackend {
-            scanner: &self.scanner,
-        };
         let mut audit = MemoryAudit::default();
-        Ok(self
-            .engine
-            .check(request, &backend, &self.scanner, &mut audit)?)
+        Ok(self.engine.check(request, &self.backend, self.backend.scanner(), &mut audit)?)
     }
 }
 

@@ -32,9 +32,35 @@ impl LeafScanner for Scanner {
     }
 }
 
-/// The G003 backend over a rule pack.
-pub struct ScannerBackend<'a> {
-    pub scanner: &'a Scanner,
+/// The G003 backend over a rule pack. The scanner narrowed to a request's entity types is
+/// kept for the next request with the same types (the policy's, as a rule).
+pub struct ScannerBackend {
+    scanner: Scanner,
+    prepared: std::sync::Mutex<Option<(Vec<String>, std::sync::Arc<Scanner>)>>,
+}
+
+impl ScannerBackend {
+    pub fn new(scanner: Scanner) -> ScannerBackend {
+        ScannerBackend { scanner, prepared: std::sync::Mutex::new(None) }
+    }
+
+    pub fn scanner(&self) -> &Scanner {
+        &self.scanner
+    }
+
+    /// The scanner for exactly these entity types; an unsupported one is an error.
+    fn narrowed(&self, entity_types: &[&str]) -> Result<std::sync::Arc<Scanner>, BackendError> {
+        let wanted: Vec<String> = entity_types.iter().map(|t| (*t).to_owned()).collect();
+        let mut prepared = self.prepared.lock().map_err(|_| BackendError::Failed("scanner cache poisoned".into()))?;
+        if let Some((types, scanner)) = prepared.as_ref() {
+            if *types == wanted {
+                return Ok(std::sync::Arc::clone(scanner));
+            }
+        }
+        let scanner = std::sync::Arc::new(self.scanner.for_entity_types(entity_types).map_err(|e| BackendError::Failed(e.to_string()))?);
+        *prepared = Some((wanted, std::sync::Arc::clone(&scanner)));
+        Ok(scanner)
+    }
 }
 
 fn strings<'a>(request: &'a Value, key: &str) -> Result<Vec<&'a str>, BackendError> {
@@ -58,7 +84,7 @@ fn text<'a>(request: &'a Value, key: &str) -> Result<&'a str, BackendError> {
         .ok_or_else(|| BackendError::Failed(format!("scan request has no \"{key}\"")))
 }
 
-impl ScanBackend for ScannerBackend<'_> {
+impl ScanBackend for ScannerBackend {
     fn scan_verified(
         &self,
         request: &Value,
@@ -73,10 +99,7 @@ impl ScanBackend for ScannerBackend<'_> {
             }
         }
         let entity_types = strings(request, "entity_types")?;
-        let scanner = self
-            .scanner
-            .for_entity_types(&entity_types)
-            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        let scanner = self.narrowed(&entity_types)?;
         let fields = request
             .get("fields")
             .and_then(Value::as_array)

@@ -160,7 +160,7 @@ fn main() {
         model_revision: "bench".into(),
         summarizer: SummarizerOutput::Raw(raw.clone()),
     };
-    let backend = ScannerBackend { scanner: &scanner };
+    let backend = ScannerBackend::new(scanner.clone());
     let check = || {
         engine
             .check(&request, &backend, &scanner, &mut MemoryAudit::default())
