@@ -65,7 +65,11 @@ pub enum StoreError {
     #[error("compaction id \"{0}\" is already recorded for a different request")]
     IdConflict(String),
     #[error("{what} digest \"{claimed}\" does not match its JSON text (sha256 \"{actual}\")")]
-    DigestMismatch { what: &'static str, claimed: String, actual: String },
+    DigestMismatch {
+        what: &'static str,
+        claimed: String,
+        actual: String,
+    },
     #[error("store key \"{0}\" is missing: the store can be read with --readonly; restore the key file to write")]
     KeyMissing(PathBuf),
     #[error("store key \"{path}\" does not match the key recorded in the store")]
@@ -77,9 +81,16 @@ pub enum StoreError {
     #[error(transparent)]
     Key(#[from] KeyError),
     #[error("while {context}: {source}")]
-    Sql { context: &'static str, source: rusqlite::Error },
+    Sql {
+        context: &'static str,
+        source: rusqlite::Error,
+    },
     #[error("while {context} \"{path}\": {source}")]
-    Io { context: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("a receipt could not be written as canonical JSON: {0}")]
     Canonical(crate::json::CanonicalError),
 }
@@ -131,7 +142,11 @@ impl Store {
     /// Opens (and in read-write mode creates and migrates) the store at `path`. A new store
     /// gets its own Ed25519 key at [`store_key_path`], created with mode 0600.
     pub fn open(path: &Path, mode: Mode) -> Result<Store, StoreError> {
-        let io = |context, source| StoreError::Io { context, path: path.to_owned(), source };
+        let io = |context, source| StoreError::Io {
+            context,
+            path: path.to_owned(),
+            source,
+        };
         let conn = match mode {
             Mode::ReadWrite => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -151,7 +166,8 @@ impl Store {
             }
         }
         .map_err(StoreError::sql("opening the store"))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(StoreError::sql("setting the busy timeout"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(StoreError::sql("setting the busy timeout"))?;
         // 64 MiB of page cache: the digest indexes are random-access and outgrow the default.
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536")
             .map_err(StoreError::sql("configuring the connection"))?;
@@ -160,7 +176,9 @@ impl Store {
                 .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
                 .map_err(StoreError::sql("switching to WAL"))?;
             if !journal.eq_ignore_ascii_case("wal") {
-                return Err(StoreError::Corrupt(format!("journal mode is \"{journal}\", not \"wal\"")));
+                return Err(StoreError::Corrupt(format!(
+                    "journal mode is \"{journal}\", not \"wal\""
+                )));
             }
             conn.execute_batch("PRAGMA synchronous = FULL")
                 .map_err(StoreError::sql("setting synchronous=FULL"))?;
@@ -171,9 +189,15 @@ impl Store {
             let found = schema::version(&conn)?;
             if found != SCHEMA_VERSION {
                 return Err(if found > SCHEMA_VERSION {
-                    StoreError::NewerSchema { found, supported: SCHEMA_VERSION }
+                    StoreError::NewerSchema {
+                        found,
+                        supported: SCHEMA_VERSION,
+                    }
                 } else {
-                    StoreError::OlderSchema { found, supported: SCHEMA_VERSION }
+                    StoreError::OlderSchema {
+                        found,
+                        supported: SCHEMA_VERSION,
+                    }
                 });
             }
         }
@@ -185,7 +209,14 @@ impl Store {
                 (origin, public, None)
             }
         };
-        Ok(Store { conn, path: path.to_owned(), mode, origin, public_key, key })
+        Ok(Store {
+            conn,
+            path: path.to_owned(),
+            mode,
+            origin,
+            public_key,
+            key,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -290,13 +321,22 @@ fn load_or_create_key(
         } else {
             let fresh = NamedKey::generate("cq")?;
             let origin = format!("cq.store/{}", &fresh.key_id()[..16]);
-            let key = NamedKey { name: origin, signing: fresh.signing };
+            let key = NamedKey {
+                name: origin,
+                signing: fresh.signing,
+            };
             key.save_new(&key_path)?;
             key
         };
-        for (k, v) in [("origin", key.name.clone()), ("public_key", key.verifier_text())] {
-            tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", [k, v.as_str()])
-                .map_err(StoreError::sql("recording the store identity"))?;
+        for (k, v) in [
+            ("origin", key.name.clone()),
+            ("public_key", key.verifier_text()),
+        ] {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                [k, v.as_str()],
+            )
+            .map_err(StoreError::sql("recording the store identity"))?;
         }
         key
     };

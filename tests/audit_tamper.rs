@@ -47,12 +47,22 @@ fn build() -> Built {
     decide(&store, "c-000004", Action::Reject, &team.carol);
     decide(&store, "c-000002", Action::Release, &team.alice);
     decide(&store, "c-000002", Action::Release, &team.bob);
-    store.record_rerun("c-000005", &report(5, "QUARANTINED", "FAIL/FINDING", 1)).unwrap();
-    store.record_reveal("c-000005", "secret-0", &team.carol).unwrap();
-    store.record_batch(&[compaction(6), compaction(7), compaction(8)]).unwrap();
+    store
+        .record_rerun("c-000005", &report(5, "QUARANTINED", "FAIL/FINDING", 1))
+        .unwrap();
+    store
+        .record_reveal("c-000005", "secret-0", &team.carol)
+        .unwrap();
+    store
+        .record_batch(&[compaction(6), compaction(7), compaction(8)])
+        .unwrap();
     let exported = store.checkpoint().unwrap().unwrap();
     assert!(verify(&store, Some(&exported)).unwrap().is_ok());
-    Built { dir, path, exported }
+    Built {
+        dir,
+        path,
+        exported,
+    }
 }
 
 /// A fresh copy of the built store to damage.
@@ -69,8 +79,14 @@ fn check(path: &Path, exported: Option<&str>) -> VerifyReport {
 }
 
 fn seq_of(conn: &Connection, kind: &str, nth: usize) -> i64 {
-    let mut st = conn.prepare("SELECT seq FROM audit_entries WHERE kind = ?1 ORDER BY seq").unwrap();
-    let seqs: Vec<i64> = st.query_map([kind], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let mut st = conn
+        .prepare("SELECT seq FROM audit_entries WHERE kind = ?1 ORDER BY seq")
+        .unwrap();
+    let seqs: Vec<i64> = st
+        .query_map([kind], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     seqs[nth]
 }
 
@@ -78,7 +94,10 @@ fn seq_of(conn: &Connection, kind: &str, nth: usize) -> i64 {
 fn flip(text: &str) -> String {
     let mut bytes = text.as_bytes().to_vec();
     let mid = bytes.len() / 2;
-    let i = (mid..bytes.len()).chain(0..mid).find(|&i| bytes[i].is_ascii_alphanumeric()).unwrap();
+    let i = (mid..bytes.len())
+        .chain(0..mid)
+        .find(|&i| bytes[i].is_ascii_alphanumeric())
+        .unwrap();
     bytes[i] = match bytes[i] {
         b'a' => b'b',
         b'0' => b'1',
@@ -91,7 +110,12 @@ fn flip(text: &str) -> String {
 fn assert_names(report: &VerifyReport, seq: i64, case: &str) {
     assert!(!report.is_ok(), "{case}: tampering went unnoticed");
     assert_eq!(report.first_bad(), Some(seq as u64), "{case}: {report}");
-    assert!(report.to_string().contains(&format!("first bad entry is \"{seq}\"")), "{case}: {report}");
+    assert!(
+        report
+            .to_string()
+            .contains(&format!("first bad entry is \"{seq}\"")),
+        "{case}: {report}"
+    );
 }
 
 #[test]
@@ -107,10 +131,19 @@ fn the_untouched_store_verifies_with_and_without_the_export() {
 fn one_changed_byte_in_any_column_of_any_receipt_kind_is_named() {
     let built = build();
     let columns = [
-        "receipt_json", "receipt_sha256", "prev_hash", "leaf_hash", "kind", "compaction_id",
-        "created_at", "signature", "key_id",
+        "receipt_json",
+        "receipt_sha256",
+        "prev_hash",
+        "leaf_hash",
+        "kind",
+        "compaction_id",
+        "created_at",
+        "signature",
+        "key_id",
     ];
-    let kinds = ["reviewer", "verdict", "approval", "decision", "rerun", "reveal"];
+    let kinds = [
+        "reviewer", "verdict", "approval", "decision", "rerun", "reveal",
+    ];
     for kind in kinds {
         for column in columns {
             let case = format!("{kind}.{column}");
@@ -118,7 +151,11 @@ fn one_changed_byte_in_any_column_of_any_receipt_kind_is_named() {
             let conn = raw(&path);
             let seq = seq_of(&conn, kind, 0);
             let value: Option<String> = conn
-                .query_row(&format!("SELECT {column} FROM audit_entries WHERE seq = ?1"), [seq], |r| r.get(0))
+                .query_row(
+                    &format!("SELECT {column} FROM audit_entries WHERE seq = ?1"),
+                    [seq],
+                    |r| r.get(0),
+                )
                 .unwrap();
             // Unsigned kinds have no signature or key id: forging one must be caught too.
             let forged = match value {
@@ -139,7 +176,8 @@ fn a_changed_sequence_number_is_named() {
     let path = copy(&built, "seq");
     let conn = raw(&path);
     let seq = seq_of(&conn, "decision", 0);
-    conn.execute("UPDATE audit_entries SET seq = 1000 WHERE seq = ?1", [seq]).unwrap();
+    conn.execute("UPDATE audit_entries SET seq = 1000 WHERE seq = ?1", [seq])
+        .unwrap();
     drop(conn);
     assert_names(&check(&path, None), seq, "seq");
 }
@@ -150,7 +188,8 @@ fn a_deleted_entry_is_named() {
     let path = copy(&built, "deleted");
     let conn = raw(&path);
     let seq = seq_of(&conn, "verdict", 2);
-    conn.execute("DELETE FROM audit_entries WHERE seq = ?1", [seq]).unwrap();
+    conn.execute("DELETE FROM audit_entries WHERE seq = ?1", [seq])
+        .unwrap();
     drop(conn);
     assert_names(&check(&path, None), seq, "delete");
 }
@@ -177,17 +216,28 @@ fn a_truncated_log_is_named_by_its_checkpoints_or_the_export() {
     let built = build();
     let path = copy(&built, "truncated");
     let conn = raw(&path);
-    let total: i64 = conn.query_row("SELECT MAX(seq) FROM audit_entries", [], |r| r.get(0)).unwrap();
+    let total: i64 = conn
+        .query_row("SELECT MAX(seq) FROM audit_entries", [], |r| r.get(0))
+        .unwrap();
     let keep = total - 4;
-    conn.execute("DELETE FROM audit_entries WHERE seq > ?1", [keep]).unwrap();
+    conn.execute("DELETE FROM audit_entries WHERE seq > ?1", [keep])
+        .unwrap();
     drop(conn);
     assert_names(&check(&path, None), keep + 1, "truncate");
     // An attacker who also drops the later checkpoints is still caught by the export.
     let conn = raw(&path);
-    conn.execute("DELETE FROM checkpoints WHERE tree_size > ?1", [keep]).unwrap();
+    conn.execute("DELETE FROM checkpoints WHERE tree_size > ?1", [keep])
+        .unwrap();
     drop(conn);
-    assert!(check(&path, None).problems.iter().all(|p| !p.message.contains("checkpoint")));
-    assert_names(&check(&path, Some(&built.exported)), keep + 1, "truncate+export");
+    assert!(check(&path, None)
+        .problems
+        .iter()
+        .all(|p| !p.message.contains("checkpoint")));
+    assert_names(
+        &check(&path, Some(&built.exported)),
+        keep + 1,
+        "truncate+export",
+    );
 }
 
 #[test]
@@ -209,14 +259,19 @@ fn swapped_signatures_are_named() {
     drop(conn);
     let report = check(&path, None);
     assert_names(&report, a, "swap signatures");
-    assert!(report.problems.iter().any(|p| p.seq == Some(b as u64)), "{report}");
+    assert!(
+        report.problems.iter().any(|p| p.seq == Some(b as u64)),
+        "{report}"
+    );
 }
 
 #[test]
 fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint() {
     let built = build();
     let older = copy(&built, "older");
-    let size: i64 = raw(&older).query_row("SELECT MAX(seq) FROM audit_entries", [], |r| r.get(0)).unwrap();
+    let size: i64 = raw(&older)
+        .query_row("SELECT MAX(seq) FROM audit_entries", [], |r| r.get(0))
+        .unwrap();
     // The store moves on; the operator exports a checkpoint and keeps it elsewhere.
     let newer_note = {
         let store = open(&built.path);
@@ -234,7 +289,9 @@ fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint() {
 /// Registers a fresh reviewer for later decisions on a built store.
 fn team_keys(store: &Store) -> cq::audit::NamedKey {
     let dave = cq::audit::NamedKey::generate("dave").unwrap();
-    store.add_reviewer("dave", &dave.verifier_text(), cq::store::Role::Reviewer).unwrap();
+    store
+        .add_reviewer("dave", &dave.verifier_text(), cq::store::Role::Reviewer)
+        .unwrap();
     dave
 }
 
@@ -252,7 +309,11 @@ fn a_rewritten_entry_with_recomputed_hashes_is_caught_by_the_signed_checkpoints(
         .map(Result::unwrap)
         .collect();
     let mut prev: String = conn
-        .query_row("SELECT receipt_sha256 FROM audit_entries WHERE seq = ?1", [target - 1], |r| r.get(0))
+        .query_row(
+            "SELECT receipt_sha256 FROM audit_entries WHERE seq = ?1",
+            [target - 1],
+            |r| r.get(0),
+        )
         .unwrap();
     for (seq, body) in rows {
         let mut v = cq::json::parse(body.as_bytes(), &Default::default()).unwrap();

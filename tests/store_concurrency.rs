@@ -24,12 +24,18 @@ fn item(i: usize) -> cq::store::NewCompaction {
 
 #[test]
 fn race_child() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let (dir, name) = spec.split_once('|').unwrap();
     let dir = Path::new(dir);
     let store = open(&dir.join("s.db"));
     let key = NamedKey::load(&dir.join(format!("{name}.key"))).unwrap();
-    let action = if name == "erin" { Action::Release } else { Action::Reject };
+    let action = if name == "erin" {
+        Action::Release
+    } else {
+        Action::Reject
+    };
     let (mut won, mut lost) = (0, 0);
     for i in 0..ITEMS {
         let req = DecisionRequest {
@@ -59,8 +65,11 @@ fn two_processes_deciding_the_same_items_decide_each_once() {
         let store = open(&path);
         for name in ["erin", "frank"] {
             let key = NamedKey::generate(name).unwrap();
-            store.add_reviewer(name, &key.verifier_text(), Role::Reviewer).unwrap();
-            key.save_new(&dir.path().join(format!("{name}.key"))).unwrap();
+            store
+                .add_reviewer(name, &key.verifier_text(), Role::Reviewer)
+                .unwrap();
+            key.save_new(&dir.path().join(format!("{name}.key")))
+                .unwrap();
         }
         let items: Vec<_> = (0..ITEMS).map(item).collect();
         store.record_batch(&items).unwrap();
@@ -80,22 +89,39 @@ fn two_processes_deciding_the_same_items_decide_each_once() {
     for child in children {
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "child failed: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "child failed: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         // libtest may print "test race_child ... " on the same line.
-        let line = stdout.lines().find_map(|l| l.split("RESULT ").nth(1)).unwrap();
+        let line = stdout
+            .lines()
+            .find_map(|l| l.split("RESULT ").nth(1))
+            .unwrap();
         let (w, l) = line.split_once(' ').unwrap();
         won += w.parse::<usize>().unwrap();
         lost += l.parse::<usize>().unwrap();
     }
     assert_eq!((won, lost), (ITEMS, ITEMS));
     let store = open(&path);
-    let decided = [Status::Released, Status::Rejected]
-        .map(|s| store.count(&ListFilter { status: Some(s), ..ListFilter::default() }).unwrap());
+    let decided = [Status::Released, Status::Rejected].map(|s| {
+        store
+            .count(&ListFilter {
+                status: Some(s),
+                ..ListFilter::default()
+            })
+            .unwrap()
+    });
     assert_eq!(decided[0] + decided[1], ITEMS as u64);
     for i in 0..ITEMS {
         let c = store.compaction(&item(i).compaction_id).unwrap().unwrap();
         assert!(c.decision.is_some());
-        assert_eq!(store.receipts_for(&c.summary.id).unwrap().len(), 2, "verdict + one decision");
+        assert_eq!(
+            store.receipts_for(&c.summary.id).unwrap().len(),
+            2,
+            "verdict + one decision"
+        );
     }
     let report = verify(&store, None).unwrap();
     assert!(report.is_ok(), "{report}");
@@ -108,6 +134,9 @@ trait SpawnPiped {
 impl SpawnPiped for Command {
     fn output_spawn(&mut self) -> std::process::Child {
         use std::process::Stdio;
-        self.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        self.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 }

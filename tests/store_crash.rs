@@ -26,7 +26,9 @@ struct Rng(u64);
 
 impl Rng {
     fn seeded() -> Rng {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
         Rng(u64::from(nanos.subsec_nanos()) | 1 ^ u64::from(std::process::id()) << 32)
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -39,7 +41,9 @@ impl Rng {
 
 #[test]
 fn crash_child() {
-    let Ok(dir) = std::env::var(CHILD_ENV) else { return };
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let dir = Path::new(&dir);
     let store = open(&dir.join("s.db"));
     let load = |n: &str| NamedKey::load(&dir.join(format!("{n}.key"))).unwrap();
@@ -47,16 +51,25 @@ fn crash_child() {
     let rules = rules();
     let mut rng = Rng::seeded();
     let mut next_new = 1_000_000 + rng.below(1_000_000) as usize * 10;
-    let quarantined = ListFilter { status: Some(Status::Quarantined), ..ListFilter::default() };
+    let quarantined = ListFilter {
+        status: Some(Status::Quarantined),
+        ..ListFilter::default()
+    };
     loop {
-        let page = store.list(&quarantined, SortKey::OldestFirst, rng.below(20), 1).unwrap();
+        let page = store
+            .list(&quarantined, SortKey::OldestFirst, rng.below(20), 1)
+            .unwrap();
         let Some(item) = page.into_iter().next() else {
             let batch: Vec<_> = (0..50).map(|k| compaction(next_new + k)).collect();
             next_new += 50;
             store.record_batch(&batch).unwrap();
             continue;
         };
-        let action = if rng.below(3) == 0 { Action::Reject } else { Action::Release };
+        let action = if rng.below(3) == 0 {
+            Action::Reject
+        } else {
+            Action::Release
+        };
         let key = match (action, item.verdict_class.as_str(), rng.below(2)) {
             (Action::Release, "FAIL/FINDING", 0) => &alice,
             (Action::Release, "FAIL/FINDING", _) => &bob,
@@ -80,7 +93,8 @@ fn crash_child() {
 }
 
 fn write_key(dir: &Path, key: &NamedKey) {
-    key.save_new(&dir.join(format!("{}.key", key.name))).unwrap();
+    key.save_new(&dir.join(format!("{}.key", key.name)))
+        .unwrap();
 }
 
 #[test]
@@ -113,7 +127,10 @@ fn decisions_survive_sigkill_at_random_moments() {
         std::thread::sleep(Duration::from_millis(5 + rng.below(60)));
         if let Ok(Some(status)) = child.try_wait() {
             let out = child.wait_with_output().unwrap();
-            panic!("child exited by itself ({status}): {}", String::from_utf8_lossy(&out.stderr));
+            panic!(
+                "child exited by itself ({status}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
@@ -126,10 +143,23 @@ fn decisions_survive_sigkill_at_random_moments() {
     let spawned = started.elapsed();
     let store = open(&path);
     let report = verify(&store, None).unwrap();
-    eprintln!("kill rounds took {spawned:?}, final verify {:?}", started.elapsed() - spawned);
+    eprintln!(
+        "kill rounds took {spawned:?}, final verify {:?}",
+        started.elapsed() - spawned
+    );
     assert!(report.is_ok(), "{report}");
-    let decided = store.count(&ListFilter { status: Some(Status::Released), ..ListFilter::default() }).unwrap()
-        + store.count(&ListFilter { status: Some(Status::Rejected), ..ListFilter::default() }).unwrap();
+    let decided = store
+        .count(&ListFilter {
+            status: Some(Status::Released),
+            ..ListFilter::default()
+        })
+        .unwrap()
+        + store
+            .count(&ListFilter {
+                status: Some(Status::Rejected),
+                ..ListFilter::default()
+            })
+            .unwrap();
     assert!(decided > 0, "the child never got to decide anything");
     eprintln!(
         "{ROUNDS} kills, {decided} decisions, {} receipts, {:?}",

@@ -31,13 +31,23 @@ fn schema_of(path: &Path) -> Vec<String> {
     let mut st = conn
         .prepare("SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master ORDER BY type, name")
         .unwrap();
-    st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    st.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
 }
 
 fn populate(store: &Store) {
     let team = team(store);
-    store.record_batch(&(0..30).map(compaction).collect::<Vec<_>>()).unwrap();
-    let seen = store.compaction("c-000001").unwrap().unwrap().summary.report_sha256;
+    store
+        .record_batch(&(0..30).map(compaction).collect::<Vec<_>>())
+        .unwrap();
+    let seen = store
+        .compaction("c-000001")
+        .unwrap()
+        .unwrap()
+        .summary
+        .report_sha256;
     let req = DecisionRequest {
         compaction_id: "c-000001".into(),
         action: Action::Reject,
@@ -97,7 +107,10 @@ fn a_store_of_every_earlier_version_upgrades_with_its_data() {
         // The rebuilt frontier keeps the log appendable and checkpoints consistent.
         store.record_verdict(&compaction(100)).unwrap();
         let report = verify(&store, None).unwrap();
-        assert!(report.is_ok(), "after appending, from version {version}: {report}");
+        assert!(
+            report.is_ok(),
+            "after appending, from version {version}: {report}"
+        );
     }
 }
 
@@ -106,7 +119,9 @@ fn a_newer_store_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("new.db");
     drop(open(&path));
-    raw(&path).pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+    raw(&path)
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
     for mode in [Mode::ReadWrite, Mode::ReadOnly] {
         let r = Store::open(&path, mode);
         assert!(matches!(r, Err(StoreError::NewerSchema { .. })), "{mode:?}");

@@ -9,11 +9,13 @@ use crate::store::{Store, StoreError};
 /// `cq audit verify [--checkpoint FILE]`: the report (its `is_ok` decides the exit code).
 pub fn audit_verify(store: &Store, checkpoint: Option<&Path>) -> anyhow::Result<VerifyReport> {
     let note = match checkpoint {
-        Some(path) => Some(std::fs::read_to_string(path).map_err(|source| StoreError::Io {
-            context: "reading the checkpoint",
-            path: path.to_owned(),
-            source,
-        })?),
+        Some(path) => Some(
+            std::fs::read_to_string(path).map_err(|source| StoreError::Io {
+                context: "reading the checkpoint",
+                path: path.to_owned(),
+                source,
+            })?,
+        ),
         None => None,
     };
     Ok(verify(store, note.as_deref())?)

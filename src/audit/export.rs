@@ -21,12 +21,18 @@ pub fn export_jsonl(store: &Store, out: &mut dyn Write) -> Result<u64, StoreErro
         .map_err(err)?;
     let mut rows = st.query(params![]).map_err(err)?;
     let mut n = 0u64;
-    let io = |source| StoreError::Io { context: "writing the export to", path: "output".into(), source };
+    let io = |source| StoreError::Io {
+        context: "writing the export to",
+        path: "output".into(),
+        source,
+    };
     while let Some(row) = rows.next().map_err(err)? {
         let seq: i64 = row.get(0).map_err(err)?;
         let text: String = row.get(1).map_err(err)?;
         let receipt = json::parse(text.as_bytes(), &Limits::default()).map_err(|e| {
-            StoreError::Corrupt(format!("audit entry \"{seq}\" is not valid JSON ({e}): run `cq audit verify`"))
+            StoreError::Corrupt(format!(
+                "audit entry \"{seq}\" is not valid JSON ({e}): run `cq audit verify`"
+            ))
         })?;
         let text_of = |i| row.get::<_, Option<String>>(i).map_err(err);
         let line = object([

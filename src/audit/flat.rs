@@ -27,7 +27,10 @@ pub struct FlatReceipt<'a> {
 
 impl<'a> FlatReceipt<'a> {
     pub fn get(&self, key: &str) -> Option<&Flat<'a>> {
-        let i = self.fields.binary_search_by(|(k, _)| k.as_ref().cmp(key)).ok()?;
+        let i = self
+            .fields
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+            .ok()?;
         Some(&self.fields[i].1)
     }
 
@@ -56,7 +59,10 @@ pub fn read(text: &str) -> Option<FlatReceipt<'_>> {
     } else {
         loop {
             let key = r.string()?;
-            if fields.last().is_some_and(|(prev, _)| prev.as_bytes() >= key.as_bytes()) {
+            if fields
+                .last()
+                .is_some_and(|(prev, _)| prev.as_bytes() >= key.as_bytes())
+            {
                 return None;
             }
             r.eat(b':')?;
@@ -162,7 +168,10 @@ impl<'a> Reader<'a> {
         let mut out = String::from(&self.text[start..self.pos]);
         loop {
             let run = self.pos;
-            while bytes.get(self.pos).is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20) {
+            while bytes
+                .get(self.pos)
+                .is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+            {
                 self.pos += 1;
             }
             out.push_str(&self.text[run..self.pos]);
@@ -210,9 +219,15 @@ mod tests {
     fn reads_what_the_canonical_writer_writes() {
         let v = object([
             ("a", Value::from("plain")),
-            ("b", Value::from("quote \" back \\ nl \n tab \t bell \u{7} é — 😀")),
+            (
+                "b",
+                Value::from("quote \" back \\ nl \n tab \t bell \u{7} é — 😀"),
+            ),
             ("c", Value::from(-42i64)),
-            ("d", Value::from(vec![Value::from(1u64), Value::from(20u64)])),
+            (
+                "d",
+                Value::from(vec![Value::from(1u64), Value::from(20u64)]),
+            ),
             ("e", Value::Null),
             ("f", Value::from(true)),
             ("g", Value::from(Vec::<Value>::new())),

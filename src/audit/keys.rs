@@ -21,7 +21,9 @@ const ALG_ED25519: u8 = 0x01;
 /// Why a key could not be created, read or parsed.
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
-    #[error("key name \"{0}\" is invalid: use letters, digits, '.', '-', '_' or '/' (no '+' or spaces)")]
+    #[error(
+        "key name \"{0}\" is invalid: use letters, digits, '.', '-', '_' or '/' (no '+' or spaces)"
+    )]
     BadName(String),
     #[error("key file \"{path}\" already exists: pick another name or remove it first")]
     Exists { path: PathBuf },
@@ -32,7 +34,10 @@ pub enum KeyError {
     #[error("public key \"{0}\" is malformed: expected name+hash+data or base64 of 32 bytes")]
     BadPublic(String),
     #[error("while accessing key file \"{path}\": {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// A named Ed25519 signing key (a reviewer's, or the store's own).
@@ -67,7 +72,10 @@ impl NamedKey {
     pub fn generate(name: &str) -> Result<Self, KeyError> {
         check_name(name)?;
         let signing = SigningKey::generate(&mut rand_core::OsRng);
-        Ok(NamedKey { name: name.to_owned(), signing })
+        Ok(NamedKey {
+            name: name.to_owned(),
+            signing,
+        })
     }
 
     pub fn verifying(&self) -> VerifyingKey {
@@ -117,7 +125,10 @@ impl NamedKey {
         if hash != expected {
             return Err(bad());
         }
-        Ok(NamedKey { name: name.to_owned(), signing })
+        Ok(NamedKey {
+            name: name.to_owned(),
+            signing,
+        })
     }
 
     /// Reads a signer key file, refusing one that other users can read.
@@ -139,7 +150,10 @@ impl NamedKey {
 /// Generates a reviewer key pair in `dir`: `<name>.key` (0600) and `<name>.pub`.
 pub fn generate_key(name: &str, dir: &Path) -> Result<GeneratedKey, KeyError> {
     let key = NamedKey::generate(name)?;
-    let io = |source| KeyError::Io { path: dir.to_owned(), source };
+    let io = |source| KeyError::Io {
+        path: dir.to_owned(),
+        source,
+    };
     fs::create_dir_all(dir).map_err(io)?;
     let file = name.replace('/', "_");
     let secret_path = dir.join(format!("{file}.key"));
@@ -150,7 +164,12 @@ pub fn generate_key(name: &str, dir: &Path) -> Result<GeneratedKey, KeyError> {
     key.save_new(&secret_path)?;
     let verifier_key = key.verifier_text();
     write_new(&public_path, &format!("{verifier_key}\n"), false)?;
-    Ok(GeneratedKey { secret_path, public_path, verifier_key, key_id: key.key_id() })
+    Ok(GeneratedKey {
+        secret_path,
+        public_path,
+        verifier_key,
+        key_id: key.key_id(),
+    })
 }
 
 /// Parses a public key given either as a verifier key text (`name+hash+base64`) or as plain
@@ -187,7 +206,11 @@ pub fn key_id(key: &VerifyingKey) -> String {
 pub fn verifier_text(name: &str, key: &VerifyingKey) -> String {
     let mut data = vec![ALG_ED25519];
     data.extend_from_slice(key.as_bytes());
-    format!("{name}+{:08x}+{}", note_key_hash(name, key), B64.encode(data))
+    format!(
+        "{name}+{:08x}+{}",
+        note_key_hash(name, key),
+        B64.encode(data)
+    )
 }
 
 /// The signed-note key hash: the first four bytes of SHA-256(name || "\n" || 0x01 || key).
@@ -220,7 +243,9 @@ pub(crate) fn to_verifying(raw: &[u8]) -> Option<VerifyingKey> {
 fn check_name(name: &str) -> Result<(), KeyError> {
     let ok = !name.is_empty()
         && name.len() <= 128
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
     if ok {
         Ok(())
     } else {
@@ -230,7 +255,10 @@ fn check_name(name: &str) -> Result<(), KeyError> {
 
 /// Shows at most the name part of a mangled secret key in an error, never key material.
 fn redact(text: &str) -> String {
-    let name = text.trim().strip_prefix("PRIVATE+KEY+").and_then(|r| r.split('+').next());
+    let name = text
+        .trim()
+        .strip_prefix("PRIVATE+KEY+")
+        .and_then(|r| r.split('+').next());
     match name {
         Some(n) => format!("PRIVATE+KEY+{n}+…"),
         None => "…".to_owned(),
@@ -247,10 +275,15 @@ fn write_new(path: &Path, text: &str, private: bool) -> Result<(), KeyError> {
     }
     #[cfg(not(unix))]
     let _ = private;
-    let io = |source| KeyError::Io { path: path.to_owned(), source };
+    let io = |source| KeyError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let mut file = options.open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            KeyError::Exists { path: path.to_owned() }
+            KeyError::Exists {
+                path: path.to_owned(),
+            }
         } else {
             io(e)
         }
@@ -268,7 +301,9 @@ fn check_private(path: &Path) -> Result<(), KeyError> {
             source,
         })?;
         if meta.permissions().mode() & 0o077 != 0 {
-            return Err(KeyError::Permissions { path: path.to_owned() });
+            return Err(KeyError::Permissions {
+                path: path.to_owned(),
+            });
         }
     }
     #[cfg(not(unix))]
@@ -304,11 +339,17 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(&made.secret_path).unwrap().permissions().mode();
+            let mode = fs::metadata(&made.secret_path)
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         let key = NamedKey::load(&made.secret_path).unwrap();
         assert_eq!(key.key_id(), made.key_id);
-        assert!(matches!(generate_key("alice", dir.path()), Err(KeyError::Exists { .. })));
+        assert!(matches!(
+            generate_key("alice", dir.path()),
+            Err(KeyError::Exists { .. })
+        ));
     }
 }

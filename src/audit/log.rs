@@ -59,7 +59,12 @@ impl LogWriter {
                 frontier.size()
             )));
         }
-        Ok(LogWriter { next_seq: size + 1, prev, frontier, time: super::utc_now() })
+        Ok(LogWriter {
+            next_seq: size + 1,
+            prev,
+            frontier,
+            time: super::utc_now(),
+        })
     }
 
     pub fn time(&self) -> &str {
@@ -74,7 +79,9 @@ impl LogWriter {
         signer: Option<&NamedKey>,
     ) -> Result<Appended, StoreError> {
         let seq = self.next_seq;
-        let body = receipt.body(seq, &self.prev, &self.time).map_err(StoreError::Canonical)?;
+        let body = receipt
+            .body(seq, &self.prev, &self.time)
+            .map_err(StoreError::Canonical)?;
         let receipt_sha256 = hex(&sha2::Sha256::digest(body.as_bytes()));
         let leaf = leaf_hash(body.as_bytes());
         let signature = signer.map(|k| B64.encode(k.sign(body.as_bytes()).to_bytes()));
@@ -101,7 +108,11 @@ impl LogWriter {
         self.frontier.push(leaf);
         self.prev.clone_from(&receipt_sha256);
         self.next_seq += 1;
-        Ok(Appended { seq, receipt_sha256, receipt_json: body })
+        Ok(Appended {
+            seq,
+            receipt_sha256,
+            receipt_json: body,
+        })
     }
 
     /// Stores the frontier and, with `checkpoint_key`, a signed checkpoint of the tree head.
@@ -111,7 +122,8 @@ impl LogWriter {
         checkpoint_key: Option<(&NamedKey, &str)>,
     ) -> Result<Option<String>, StoreError> {
         let err = StoreError::sql("saving the audit log frontier");
-        conn.execute("DELETE FROM audit_frontier", []).map_err(err)?;
+        conn.execute("DELETE FROM audit_frontier", [])
+            .map_err(err)?;
         for (height, hash) in self.frontier.levels() {
             conn.prepare_cached("INSERT INTO audit_frontier (height, hash) VALUES (?1, ?2)")
                 .and_then(|mut st| st.execute(params![height, hex(&hash)]))
@@ -128,7 +140,12 @@ impl LogWriter {
             return Ok(None);
         }
         let root = self.frontier.root();
-        let note = Checkpoint { origin: origin.to_owned(), size, root }.sign(key);
+        let note = Checkpoint {
+            origin: origin.to_owned(),
+            size,
+            root,
+        }
+        .sign(key);
         conn.execute(
             "INSERT INTO checkpoints (tree_size, root_hash, note, created_at) VALUES (?1, ?2, ?3, ?4)",
             params![size as i64, hex(&root), note, self.time],
@@ -140,7 +157,9 @@ impl LogWriter {
 
 fn load_frontier(conn: &Connection, size: u64) -> Result<Option<Frontier>, StoreError> {
     let err = StoreError::sql("reading the audit log frontier");
-    let mut st = conn.prepare_cached("SELECT height, hash FROM audit_frontier").map_err(err)?;
+    let mut st = conn
+        .prepare_cached("SELECT height, hash FROM audit_frontier")
+        .map_err(err)?;
     let rows = st
         .query_map([], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)))
         .and_then(Iterator::collect::<Result<Vec<_>, _>>)
@@ -161,11 +180,20 @@ pub(crate) fn rebuild_frontier(conn: &Connection) -> Result<Frontier, StoreError
     let mut st = conn
         .prepare("SELECT seq, leaf_hash FROM audit_entries ORDER BY seq")
         .map_err(StoreError::sql("reading audit leaves"))?;
-    let mut rows = st.query([]).map_err(StoreError::sql("reading audit leaves"))?;
+    let mut rows = st
+        .query([])
+        .map_err(StoreError::sql("reading audit leaves"))?;
     let mut frontier = Frontier::new();
-    while let Some(row) = rows.next().map_err(StoreError::sql("reading audit leaves"))? {
-        let seq: i64 = row.get(0).map_err(StoreError::sql("reading audit leaves"))?;
-        let leaf: String = row.get(1).map_err(StoreError::sql("reading audit leaves"))?;
+    while let Some(row) = rows
+        .next()
+        .map_err(StoreError::sql("reading audit leaves"))?
+    {
+        let seq: i64 = row
+            .get(0)
+            .map_err(StoreError::sql("reading audit leaves"))?;
+        let leaf: String = row
+            .get(1)
+            .map_err(StoreError::sql("reading audit leaves"))?;
         let leaf = unhex32(&leaf).ok_or_else(|| {
             StoreError::Corrupt(format!("audit entry \"{seq}\" has a malformed leaf hash"))
         })?;

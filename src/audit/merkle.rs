@@ -71,7 +71,9 @@ impl Frontier {
     /// The `(height, hash)` pairs to store.
     pub fn levels(&self) -> Vec<(u32, Hash)> {
         let pairs = self.levels.iter().enumerate();
-        pairs.filter_map(|(h, s)| s.map(|hash| (h as u32, hash))).collect()
+        pairs
+            .filter_map(|(h, s)| s.map(|hash| (h as u32, hash)))
+            .collect()
     }
 
     pub fn push(&mut self, leaf: Hash) {
@@ -152,7 +154,10 @@ mod tests {
         ];
         let leaves: Vec<Hash> = inputs.iter().map(|d| leaf_hash(d)).collect();
         let root = crate::audit::hex(&root_of(&leaves));
-        assert_eq!(root, "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328");
+        assert_eq!(
+            root,
+            "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"
+        );
         assert_eq!(
             crate::audit::hex(&empty_root()),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -38,13 +38,20 @@ pub enum NoteError {
 impl Checkpoint {
     /// The signed body: origin, size and base64 root, each line ending in "\n".
     pub fn body(&self) -> String {
-        format!("{}\n{}\n{}\n", self.origin, self.size, B64.encode(self.root))
+        format!(
+            "{}\n{}\n{}\n",
+            self.origin,
+            self.size,
+            B64.encode(self.root)
+        )
     }
 
     /// The complete signed note.
     pub fn sign(&self, key: &NamedKey) -> String {
         let body = self.body();
-        let mut sig = note_key_hash(&key.name, &key.verifying()).to_be_bytes().to_vec();
+        let mut sig = note_key_hash(&key.name, &key.verifying())
+            .to_be_bytes()
+            .to_vec();
         sig.extend_from_slice(&key.sign(body.as_bytes()).to_bytes());
         format!("{body}\n\u{2014} {} {}\n", key.name, B64.encode(sig))
     }
@@ -59,7 +66,9 @@ impl Checkpoint {
         let (Some(origin), Some(size), Some(root), None) =
             (lines.next(), lines.next(), lines.next(), lines.next())
         else {
-            return Err(bad("expected exactly three body lines (origin, size, root)"));
+            return Err(bad(
+                "expected exactly three body lines (origin, size, root)",
+            ));
         };
         if origin.is_empty() || origin.chars().any(char::is_control) {
             return Err(bad("origin line is empty or has control characters"));
@@ -69,25 +78,35 @@ impl Checkpoint {
             && (size == "0" || !size.starts_with('0'));
         let size: u64 = match size.parse() {
             Ok(n) if size_ok => n,
-            _ => return Err(NoteError::Malformed(format!("tree size \"{size}\" is not a number"))),
+            _ => {
+                return Err(NoteError::Malformed(format!(
+                    "tree size \"{size}\" is not a number"
+                )))
+            }
         };
         let root: Hash = B64
             .decode(root)
             .ok()
             .and_then(|r| r.try_into().ok())
-            .ok_or_else(|| NoteError::Malformed(format!("root hash \"{root}\" is not 32 bytes of base64")))?;
+            .ok_or_else(|| {
+                NoteError::Malformed(format!("root hash \"{root}\" is not 32 bytes of base64"))
+            })?;
         let sigs = sigs
             .strip_suffix('\n')
             .ok_or_else(|| bad("the last signature line does not end in a newline"))?;
         let mut signatures = Vec::new();
         for line in sigs.split('\n') {
-            let rest = line
-                .strip_prefix("\u{2014} ")
-                .ok_or_else(|| NoteError::Malformed(format!("signature line \"{line}\" does not start with an em dash")))?;
+            let rest = line.strip_prefix("\u{2014} ").ok_or_else(|| {
+                NoteError::Malformed(format!(
+                    "signature line \"{line}\" does not start with an em dash"
+                ))
+            })?;
             let (name, data) = rest
                 .split_once(' ')
                 .ok_or_else(|| bad("signature line has no name"))?;
-            let data = B64.decode(data).map_err(|_| bad("signature is not base64"))?;
+            let data = B64
+                .decode(data)
+                .map_err(|_| bad("signature is not base64"))?;
             if data.len() < 5 {
                 return Err(bad("signature is too short"));
             }
@@ -98,7 +117,14 @@ impl Checkpoint {
                 signature: sig.to_vec(),
             });
         }
-        Ok((Checkpoint { origin: origin.to_owned(), size, root }, signatures))
+        Ok((
+            Checkpoint {
+                origin: origin.to_owned(),
+                size,
+                root,
+            },
+            signatures,
+        ))
     }
 
     /// Parses a note and checks that `name`'s key signed it.
@@ -135,22 +161,39 @@ mod tests {
     #[test]
     fn sign_parse_open_round_trip() {
         let key = NamedKey::generate("cq.example/log").unwrap();
-        let cp = Checkpoint { origin: "cq.example/log".into(), size: 42, root: [7; 32] };
+        let cp = Checkpoint {
+            origin: "cq.example/log".into(),
+            size: 42,
+            root: [7; 32],
+        };
         let note = cp.sign(&key);
         assert!(note.starts_with("cq.example/log\n42\nBwcH"));
         assert!(note.contains("\n\n\u{2014} cq.example/log "));
-        assert_eq!(Checkpoint::open(&note, &key.name, &key.verifying()).unwrap(), cp);
+        assert_eq!(
+            Checkpoint::open(&note, &key.name, &key.verifying()).unwrap(),
+            cp
+        );
     }
 
     #[test]
     fn any_changed_byte_is_refused() {
         let key = NamedKey::generate("log").unwrap();
-        let note = Checkpoint { origin: "log".into(), size: 3, root: [1; 32] }.sign(&key);
+        let note = Checkpoint {
+            origin: "log".into(),
+            size: 3,
+            root: [1; 32],
+        }
+        .sign(&key);
         for i in 0..note.len() {
             let mut bytes = note.clone().into_bytes();
             bytes[i] ^= 0x01;
-            let Ok(text) = String::from_utf8(bytes) else { continue };
-            assert!(Checkpoint::open(&text, "log", &key.verifying()).is_err(), "byte {i}");
+            let Ok(text) = String::from_utf8(bytes) else {
+                continue;
+            };
+            assert!(
+                Checkpoint::open(&text, "log", &key.verifying()).is_err(),
+                "byte {i}"
+            );
         }
     }
 }

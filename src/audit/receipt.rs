@@ -61,7 +61,10 @@ impl ReceiptKind {
     /// Receipts a reviewer makes are signed with the reviewer's key; the others are covered
     /// by the store's signed checkpoints.
     pub fn is_signed(self) -> bool {
-        matches!(self, ReceiptKind::Approval | ReceiptKind::Decision | ReceiptKind::Reveal)
+        matches!(
+            self,
+            ReceiptKind::Approval | ReceiptKind::Decision | ReceiptKind::Reveal
+        )
     }
 }
 
@@ -75,7 +78,11 @@ pub struct Receipt {
 
 impl Receipt {
     pub fn new(kind: ReceiptKind, compaction_id: Option<&str>) -> Self {
-        Receipt { kind, compaction_id: compaction_id.map(str::to_owned), fields: BTreeMap::new() }
+        Receipt {
+            kind,
+            compaction_id: compaction_id.map(str::to_owned),
+            fields: BTreeMap::new(),
+        }
     }
 
     /// Adds a kind-specific field; the envelope fields are set by [`Receipt::body`].
@@ -117,7 +124,9 @@ mod tests {
             .with("decision", "release")
             .with("note", "looks fine — ok");
         let body = r.body(7, GENESIS_PREV, "2026-01-01T00:00:00.000Z").unwrap();
-        assert!(body.starts_with("{\"compaction_id\":\"c1\",\"decision\":\"release\",\"kind\":\"decision\""));
+        assert!(body.starts_with(
+            "{\"compaction_id\":\"c1\",\"decision\":\"release\",\"kind\":\"decision\""
+        ));
         assert!(body.contains("\"seq\":7"));
         assert!(body.contains("looks fine — ok"));
         let parsed = json::parse(body.as_bytes(), &json::Limits::default()).unwrap();

@@ -64,7 +64,10 @@ impl fmt::Display for VerifyReport {
                 self.entries, self.signatures, self.checkpoints, self.root
             )?;
             if let Some(size) = self.exported_size {
-                write!(f, "; consistent with the exported checkpoint at size {size}")?;
+                write!(
+                    f,
+                    "; consistent with the exported checkpoint at size {size}"
+                )?;
             }
             return Ok(());
         }
@@ -111,7 +114,11 @@ fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport
             Ok(cp) if cp.origin == store.origin() => exported_cp = Some(cp),
             Ok(cp) => report.push(
                 None,
-                format!("exported checkpoint is for log \"{}\", not \"{}\"", cp.origin, store.origin()),
+                format!(
+                    "exported checkpoint is for log \"{}\", not \"{}\"",
+                    cp.origin,
+                    store.origin()
+                ),
             ),
             Err(e) => report.push(None, format!("exported checkpoint does not verify: {e}")),
         }
@@ -134,7 +141,10 @@ fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport
             None => good_sizes.push(cp.size),
             Some(msg) => {
                 let seq = blame(cp.size, walk.size, &good_sizes, &entry_problems);
-                report.push(Some(seq), format!("checkpoint {} (size {}): {msg}", cp.id, cp.size));
+                report.push(
+                    Some(seq),
+                    format!("checkpoint {} (size {}): {msg}", cp.id, cp.size),
+                );
             }
         }
     }
@@ -225,8 +235,18 @@ fn check_point(
 /// largest smaller checkpoint that matched, else the first entry after it (or the first
 /// missing entry if the log is shorter).
 fn blame(size: u64, log_size: u64, good_sizes: &[u64], entry_problems: &[u64]) -> u64 {
-    let from = good_sizes.iter().copied().filter(|s| *s < size).max().unwrap_or(0) + 1;
-    let known = entry_problems.iter().copied().filter(|s| (from..=size).contains(s)).min();
+    let from = good_sizes
+        .iter()
+        .copied()
+        .filter(|s| *s < size)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let known = entry_problems
+        .iter()
+        .copied()
+        .filter(|s| (from..=size).contains(s))
+        .min();
     match known {
         Some(seq) => seq,
         None if size > log_size => log_size + 1,

@@ -76,7 +76,10 @@ pub fn list(
         return Ok(out);
     }
     let total = store.count(filter)?;
-    let mut out = format!("{:<24} {:<12} {:<28} {:>4}  {:<28} {}\n", "ID", "STATUS", "CLASS", "ANOM", "TENANT/TASK", "REASON");
+    let mut out = format!(
+        "{:<24} {:<12} {:<28} {:>4}  {:<28} {}\n",
+        "ID", "STATUS", "CLASS", "ANOM", "TENANT/TASK", "REASON"
+    );
     for r in &rows {
         let _ = writeln!(
             out,
@@ -95,7 +98,9 @@ pub fn list(
 
 /// `cq show ID [--json]`: the compaction, its decision, approvals, reports and receipts.
 pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
-    let c = store.compaction(id)?.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
+    let c = store
+        .compaction(id)?
+        .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
     let reports = store.reports(id)?;
     let receipts = store.receipts_for(id)?;
     if as_json {
@@ -113,7 +118,12 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
         let approvals: Vec<Value> = c
             .approvals
             .iter()
-            .map(|a| object([("reviewer", Value::from(a.reviewer.as_str())), ("receipt_seq", a.receipt_seq.into())]))
+            .map(|a| {
+                object([
+                    ("reviewer", Value::from(a.reviewer.as_str())),
+                    ("receipt_seq", a.receipt_seq.into()),
+                ])
+            })
             .collect();
         let reports: Vec<Value> = reports
             .iter()
@@ -128,13 +138,21 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
             .collect();
         let receipts: Vec<Value> = receipts
             .iter()
-            .map(|r| object([("seq", Value::from(r.seq)), ("kind", r.kind.as_str().into())]))
+            .map(|r| {
+                object([
+                    ("seq", Value::from(r.seq)),
+                    ("kind", r.kind.as_str().into()),
+                ])
+            })
             .collect();
         let v = object([
             ("compaction", summary_json(&c.summary)),
             ("request_sha256", c.request_sha256.as_str().into()),
             ("summary_sha256", c.summary_sha256.as_str().into()),
-            ("source_population_sha256", c.source_population_sha256.as_str().into()),
+            (
+                "source_population_sha256",
+                c.source_population_sha256.as_str().into(),
+            ),
             ("decision", decision.into()),
             ("approvals", approvals.into()),
             ("reports", reports.into()),
@@ -145,20 +163,56 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
     let s = &c.summary;
     let mut out = String::new();
     let _ = writeln!(out, "compaction  {}", printable(&s.id));
-    let _ = writeln!(out, "tenant/task {}/{}", printable(&s.tenant_id), printable(&s.task_id));
+    let _ = writeln!(
+        out,
+        "tenant/task {}/{}",
+        printable(&s.tenant_id),
+        printable(&s.task_id)
+    );
     let _ = writeln!(out, "status      {}", s.status);
-    let _ = writeln!(out, "verdict     {} ({}, {} anomalies{})", s.verdict, printable(&s.verdict_class), s.anomaly_count,
-        if s.has_secret_finding { ", secret finding" } else { "" });
+    let _ = writeln!(
+        out,
+        "verdict     {} ({}, {} anomalies{})",
+        s.verdict,
+        printable(&s.verdict_class),
+        s.anomaly_count,
+        if s.has_secret_finding {
+            ", secret finding"
+        } else {
+            ""
+        }
+    );
     let _ = writeln!(out, "reason      {}", printable(&s.main_reason));
-    let _ = writeln!(out, "report      {} ({} run{})", s.report_sha256, reports.len(), if reports.len() == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "report      {} ({} run{})",
+        s.report_sha256,
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" }
+    );
     let _ = writeln!(out, "request     {}", c.request_sha256);
     if let Some(d) = &c.decision {
-        let _ = writeln!(out, "decision    {} by {} ({}): {}", d.action.as_str(), printable(&d.reviewer), printable(&d.reason), printable(&d.note));
+        let _ = writeln!(
+            out,
+            "decision    {} by {} ({}): {}",
+            d.action.as_str(),
+            printable(&d.reviewer),
+            printable(&d.reason),
+            printable(&d.note)
+        );
     }
     for a in &c.approvals {
-        let _ = writeln!(out, "approval    {} (receipt {})", printable(&a.reviewer), a.receipt_seq);
+        let _ = writeln!(
+            out,
+            "approval    {} (receipt {})",
+            printable(&a.reviewer),
+            a.receipt_seq
+        );
     }
-    let seqs: Vec<String> = receipts.iter().map(|r| format!("{} {}", r.seq, r.kind)).collect();
+    let seqs: Vec<String> = receipts
+        .iter()
+        .map(|r| format!("{} {}", r.seq, r.kind))
+        .collect();
     let _ = writeln!(out, "receipts    {}", seqs.join(", "));
     Ok(out)
 }
@@ -180,7 +234,13 @@ pub fn decide(
     let key = NamedKey::load(key_path)?;
     let seen = match seen_report {
         Some(s) => s.to_owned(),
-        None => store.compaction(id)?.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?.summary.report_sha256,
+        None => {
+            store
+                .compaction(id)?
+                .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?
+                .summary
+                .report_sha256
+        }
     };
     let request = DecisionRequest {
         compaction_id: id.to_owned(),
@@ -214,16 +274,26 @@ pub struct StatusView {
 /// `cq status ID`. A stored request that no longer matches its digest is an error, never
 /// handed to the runtime.
 pub fn status(store: &Store, id: &str) -> anyhow::Result<StatusView> {
-    let c = store.compaction(id)?.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
+    let c = store
+        .compaction(id)?
+        .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
     let receipts = store.receipts_for(id)?;
     let settled = matches!(c.summary.status, Status::Released | Status::Accepted);
-    let wanted = if c.summary.status == Status::Accepted { "verdict" } else { "decision" };
-    let receipt_json = receipts.into_iter().rev().find(|r| r.kind == wanted).map(|r| r.body);
+    let wanted = if c.summary.status == Status::Accepted {
+        "verdict"
+    } else {
+        "decision"
+    };
+    let receipt_json = receipts
+        .into_iter()
+        .rev()
+        .find(|r| r.kind == wanted)
+        .map(|r| r.body);
     let request_json = if settled {
         let actual = hex(&Sha256::digest(c.request_json.as_bytes()));
-        let bound = receipt_json
-            .as_deref()
-            .and_then(|r| crate::audit::flat::read(r).and_then(|f| f.str("request_sha256").map(str::to_owned)));
+        let bound = receipt_json.as_deref().and_then(|r| {
+            crate::audit::flat::read(r).and_then(|f| f.str("request_sha256").map(str::to_owned))
+        });
         if actual != c.request_sha256 || bound.as_deref() != Some(actual.as_str()) {
             anyhow::bail!("stored request of compaction \"{id}\" does not match its receipt: run `cq audit verify`");
         }
@@ -231,7 +301,12 @@ pub fn status(store: &Store, id: &str) -> anyhow::Result<StatusView> {
     } else {
         None
     };
-    Ok(StatusView { compaction_id: id.to_owned(), status: c.summary.status, request_json, receipt_json })
+    Ok(StatusView {
+        compaction_id: id.to_owned(),
+        status: c.summary.status,
+        request_json,
+        receipt_json,
+    })
 }
 
 impl StatusView {
@@ -252,8 +327,20 @@ impl StatusView {
 }
 
 /// `cq reviewers add NAME PUBKEY --role reviewer|approver`.
-pub fn reviewers_add(store: &Store, name: &str, public_key: &str, role: &str) -> anyhow::Result<String> {
-    let role = Role::parse(role).with_context(|| format!("role \"{role}\" is unknown: use \"reviewer\" or \"approver\""))?;
+pub fn reviewers_add(
+    store: &Store,
+    name: &str,
+    public_key: &str,
+    role: &str,
+) -> anyhow::Result<String> {
+    let role = Role::parse(role)
+        .with_context(|| format!("role \"{role}\" is unknown: use \"reviewer\" or \"approver\""))?;
     let r = store.add_reviewer(name, public_key, role)?;
-    Ok(format!("reviewer \"{}\" added as {} (key {}, receipt {})\n", r.name, role.as_str(), r.key_id, r.receipt_seq))
+    Ok(format!(
+        "reviewer \"{}\" added as {} (key {}, receipt {})\n",
+        r.name,
+        role.as_str(),
+        r.key_id,
+        r.receipt_seq
+    ))
 }

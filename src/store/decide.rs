@@ -81,7 +81,11 @@ pub enum DecisionOutcome {
     /// The compaction is now released or rejected.
     Decided { status: Status, receipt_seq: u64 },
     /// An approval was recorded; `needed - approvals` more are required.
-    Approved { approvals: usize, needed: usize, receipt_seq: u64 },
+    Approved {
+        approvals: usize,
+        needed: usize,
+        receipt_seq: u64,
+    },
 }
 
 /// Why a decision was refused; each variant tells the reviewer what to do.
@@ -91,16 +95,26 @@ pub enum DecisionError {
     ReadOnly(std::path::PathBuf),
     #[error("no compaction \"{0}\" in the store")]
     UnknownCompaction(String),
-    #[error("key \"{key_id}\" is not a registered reviewer: run `cq reviewers add NAME PUBKEY` first")]
+    #[error(
+        "key \"{key_id}\" is not a registered reviewer: run `cq reviewers add NAME PUBKEY` first"
+    )]
     UnknownReviewer { key_id: String },
     #[error("reason code \"{code}\" is not in the policy: use one of {allowed}")]
     UnknownReason { code: String, allowed: String },
     #[error("compaction \"{id}\" was \"{status}\" by the gate and needs no decision")]
     NotQuarantined { id: String, status: Status },
     #[error("compaction \"{id}\" is already decided (\"{status}\" by \"{reviewer}\")")]
-    AlreadyDecided { id: String, status: Status, reviewer: String },
+    AlreadyDecided {
+        id: String,
+        status: Status,
+        reviewer: String,
+    },
     #[error("compaction \"{id}\" was rechecked since you looked (report \"{seen}\" is now \"{current}\"): review the new report and decide again")]
-    Stale { id: String, seen: String, current: String },
+    Stale {
+        id: String,
+        seen: String,
+        current: String,
+    },
     #[error("reviewer \"{reviewer}\" already approved compaction \"{id}\": a second, different approver must release it")]
     SelfApproval { id: String, reviewer: String },
     #[error("releasing compaction \"{id}\" needs two approvers and \"{reviewer}\" has the reviewer role: ask an approver, or reject it")]
@@ -138,7 +152,11 @@ impl Store {
     ) -> Result<DecisionOutcome, DecisionError> {
         let id = request.compaction_id.as_str();
         if !rules.reason_codes.contains(&request.reason) {
-            let allowed: Vec<String> = rules.reason_codes.iter().map(|c| format!("\"{c}\"")).collect();
+            let allowed: Vec<String> = rules
+                .reason_codes
+                .iter()
+                .map(|c| format!("\"{c}\""))
+                .collect();
             return Err(DecisionError::UnknownReason {
                 code: request.reason.clone(),
                 allowed: allowed.join(", "),
@@ -157,10 +175,17 @@ impl Store {
                 .map_err(StoreError::sql("reading the decision"))?;
             if let Some((action, by)) = decided {
                 let status = Action::parse(&action).map_or(target.status, Action::status);
-                return Err(DecisionError::AlreadyDecided { id: id.into(), status, reviewer: by });
+                return Err(DecisionError::AlreadyDecided {
+                    id: id.into(),
+                    status,
+                    reviewer: by,
+                });
             }
             if target.status != Status::Quarantined {
-                return Err(DecisionError::NotQuarantined { id: id.into(), status: target.status });
+                return Err(DecisionError::NotQuarantined {
+                    id: id.into(),
+                    status: target.status,
+                });
             }
             if request.seen_report_sha256 != target.report_sha256 {
                 return Err(DecisionError::Stale {
@@ -185,11 +210,17 @@ impl Store {
             let mut approvers = Vec::new();
             if needs_two {
                 if reviewer.role != Role::Approver {
-                    return Err(DecisionError::NotApprover { id: id.into(), reviewer: reviewer.name });
+                    return Err(DecisionError::NotApprover {
+                        id: id.into(),
+                        reviewer: reviewer.name,
+                    });
                 }
                 let earlier = self.approvals(id, &target.report_sha256)?;
                 if earlier.iter().any(|a| a.key_id == reviewer.key_id) {
-                    return Err(DecisionError::SelfApproval { id: id.into(), reviewer: reviewer.name });
+                    return Err(DecisionError::SelfApproval {
+                        id: id.into(),
+                        reviewer: reviewer.name,
+                    });
                 }
                 let approval = log.append(tx, &signed(ReceiptKind::Approval), Some(key))?;
                 tx.execute(
@@ -208,7 +239,10 @@ impl Store {
                     ],
                 )
                 .map_err(StoreError::sql("recording an approval"))?;
-                approvers = earlier.into_iter().map(|a| Value::from(a.receipt_seq)).collect();
+                approvers = earlier
+                    .into_iter()
+                    .map(|a| Value::from(a.receipt_seq))
+                    .collect();
                 approvers.push(Value::from(approval.seq));
                 if approvers.len() < 2 {
                     log.finish(tx, Some((store_key, self.origin())))?;
@@ -241,10 +275,16 @@ impl Store {
             )
             .map_err(StoreError::sql("recording a decision"))?;
             let status = request.action.status();
-            tx.execute("UPDATE compactions SET status = ?2 WHERE id = ?1", params![id, status.as_str()])
-                .map_err(StoreError::sql("updating the status"))?;
+            tx.execute(
+                "UPDATE compactions SET status = ?2 WHERE id = ?1",
+                params![id, status.as_str()],
+            )
+            .map_err(StoreError::sql("updating the status"))?;
             log.finish(tx, Some((store_key, self.origin())))?;
-            Ok(DecisionOutcome::Decided { status, receipt_seq: appended.seq })
+            Ok(DecisionOutcome::Decided {
+                status,
+                receipt_seq: appended.seq,
+            })
         })
     }
 
@@ -271,7 +311,14 @@ impl Store {
                 "INSERT INTO reveals (compaction_id, finding_id, reviewer, key_id, receipt_seq,
                      created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![id, finding_id, reviewer.name, reviewer.key_id, appended.seq as i64, log.time()],
+                params![
+                    id,
+                    finding_id,
+                    reviewer.name,
+                    reviewer.key_id,
+                    appended.seq as i64,
+                    log.time()
+                ],
             )
             .map_err(StoreError::sql("recording a reveal"))?;
             log.finish(tx, Some((store_key, self.origin())))?;
@@ -304,7 +351,13 @@ fn load_target(tx: &Connection, id: &str) -> Result<Target, StoreError> {
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, bool>(3)?,
-                    [r.get::<_, String>(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?],
+                    [
+                        r.get::<_, String>(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                        r.get(8)?,
+                    ],
                 ))
             },
         )
@@ -312,8 +365,9 @@ fn load_target(tx: &Connection, id: &str) -> Result<Target, StoreError> {
         .map_err(StoreError::sql("reading the compaction"))?
         .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
     let (status, report_sha256, verdict_class, has_secret_finding, digests) = row;
-    let status = Status::parse(&status)
-        .ok_or_else(|| StoreError::Corrupt(format!("compaction \"{id}\" has status \"{status}\"")))?;
+    let status = Status::parse(&status).ok_or_else(|| {
+        StoreError::Corrupt(format!("compaction \"{id}\" has status \"{status}\""))
+    })?;
     let [request, summary, population, policy, verifier] = digests;
     let receipt = Receipt::new(ReceiptKind::Decision, Some(id))
         .with("request_sha256", request)
@@ -323,5 +377,11 @@ fn load_target(tx: &Connection, id: &str) -> Result<Target, StoreError> {
         .with("policy_sha256", policy)
         .with("verifier_version", verifier)
         .with("verdict_class", verdict_class.as_str());
-    Ok(Target { status, report_sha256, verdict_class, has_secret_finding, receipt })
+    Ok(Target {
+        status,
+        report_sha256,
+        verdict_class,
+        has_secret_finding,
+        receipt,
+    })
 }

@@ -73,7 +73,11 @@ impl SortKey {
 impl ListFilter {
     /// The same filter without its status conditions (for per-status counts).
     pub fn without_status(&self) -> ListFilter {
-        ListFilter { status: None, pending_approval: None, ..self.clone() }
+        ListFilter {
+            status: None,
+            pending_approval: None,
+            ..self.clone()
+        }
     }
 
     /// `WHERE …` (or nothing) and its parameters, numbered from 1.
@@ -105,13 +109,23 @@ impl ListFilter {
             let has = |column: &str| format!("instr(lower({column}), ?{n}) > 0");
             let test = match term.field {
                 TermField::Any => {
-                    format!("({} OR {} OR {} OR {})", has("id"), has("tenant_id"), has("task_id"), has("main_reason"))
+                    format!(
+                        "({} OR {} OR {} OR {})",
+                        has("id"),
+                        has("tenant_id"),
+                        has("task_id"),
+                        has("main_reason")
+                    )
                 }
                 TermField::Reason => has("main_reason"),
                 TermField::Tenant => has("tenant_id"),
                 TermField::Task => has("task_id"),
             };
-            terms.push(if term.negated { format!("NOT {test}") } else { test });
+            terms.push(if term.negated {
+                format!("NOT {test}")
+            } else {
+                test
+            });
         }
         if terms.is_empty() {
             (String::new(), values)

@@ -21,8 +21,12 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 4] =
-        [Status::Quarantined, Status::Released, Status::Rejected, Status::Accepted];
+    pub const ALL: [Status; 4] = [
+        Status::Quarantined,
+        Status::Released,
+        Status::Rejected,
+        Status::Accepted,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -192,7 +196,9 @@ impl Store {
         values.push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
         let err = StoreError::sql("listing compactions");
         let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let rows = st.query_map(params_from_iter(values), summary_from_row).map_err(err)?;
+        let rows = st
+            .query_map(params_from_iter(values), summary_from_row)
+            .map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)
     }
 
@@ -213,10 +219,22 @@ impl Store {
         let base = filter.without_status();
         let mut by_status = Vec::new();
         for s in Status::ALL {
-            by_status.push((s, self.count(&ListFilter { status: Some(s), ..base.clone() })?));
+            by_status.push((
+                s,
+                self.count(&ListFilter {
+                    status: Some(s),
+                    ..base.clone()
+                })?,
+            ));
         }
-        let pending = ListFilter { pending_approval: Some(true), ..base };
-        Ok(StatusCounts { by_status, pending_approval: self.count(&pending)? })
+        let pending = ListFilter {
+            pending_approval: Some(true),
+            ..base
+        };
+        Ok(StatusCounts {
+            by_status,
+            pending_approval: self.count(&pending)?,
+        })
     }
 
     /// One compaction with its decision and current approvals; `None` if unknown.
@@ -262,8 +280,9 @@ impl Store {
             return Ok(None);
         };
         let action: String = row.get(0).map_err(err)?;
-        let action = super::Action::parse(&action)
-            .ok_or_else(|| StoreError::Corrupt(format!("decision action \"{action}\" is unknown")))?;
+        let action = super::Action::parse(&action).ok_or_else(|| {
+            StoreError::Corrupt(format!("decision action \"{action}\" is unknown"))
+        })?;
         Ok(Some(Decision {
             action,
             reason: row.get(1).map_err(err)?,
@@ -345,7 +364,9 @@ impl Store {
              ORDER BY created_at DESC, id DESC LIMIT 1"
         );
         let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let mut rows = st.query(params![tenant_id, task_id, before_id]).map_err(err)?;
+        let mut rows = st
+            .query(params![tenant_id, task_id, before_id])
+            .map_err(err)?;
         match rows.next().map_err(err)? {
             Some(row) => Ok(Some(summary_from_row(row).map_err(err)?)),
             None => Ok(None),
@@ -359,7 +380,9 @@ impl Store {
 
     /// The receipt at `seq`, if any.
     pub fn receipt(&self, seq: u64) -> Result<Option<StoredReceipt>, StoreError> {
-        Ok(self.receipts_where("seq = ?1", &(seq as i64).to_string())?.pop())
+        Ok(self
+            .receipts_where("seq = ?1", &(seq as i64).to_string())?
+            .pop())
     }
 
     fn receipts_where(&self, clause: &str, value: &str) -> Result<Vec<StoredReceipt>, StoreError> {

@@ -8,10 +8,10 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{Store, StoreError};
+use crate::audit::hex;
 use crate::audit::keys::NamedKey;
 use crate::audit::log::LogWriter;
 use crate::audit::{Receipt, ReceiptKind};
-use crate::audit::hex;
 use sha2::{Digest, Sha256};
 
 /// One report run on a compaction, as the engine produced it.
@@ -51,7 +51,10 @@ pub struct NewCompaction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
     /// Stored, with its verdict receipt at `receipt_seq`.
-    New { compaction_id: String, receipt_seq: u64 },
+    New {
+        compaction_id: String,
+        receipt_seq: u64,
+    },
     /// The same request was already recorded as `compaction_id`; nothing was written.
     Duplicate { compaction_id: String },
 }
@@ -62,7 +65,11 @@ pub enum ReportChange {
     /// Same report digest as before.
     Unchanged { report_sha256: String },
     /// A different report; approvals given on the previous one are void.
-    Changed { previous: String, current: String, receipt_seq: u64 },
+    Changed {
+        previous: String,
+        current: String,
+        receipt_seq: u64,
+    },
 }
 
 impl Store {
@@ -110,7 +117,11 @@ impl Store {
         check_digest("report", &report.report_sha256, &report.report_json)?;
         self.write(|tx, key| {
             let previous: String = tx
-                .query_row("SELECT report_sha256 FROM compactions WHERE id = ?1", [id], |r| r.get(0))
+                .query_row(
+                    "SELECT report_sha256 FROM compactions WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
                 .optional()
                 .map_err(StoreError::sql("reading the current report"))?
                 .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
@@ -118,7 +129,9 @@ impl Store {
             insert_report(tx, id, report, log.time())?;
             update_verdict(tx, id, report)?;
             if previous == report.report_sha256 {
-                return Ok(ReportChange::Unchanged { report_sha256: previous });
+                return Ok(ReportChange::Unchanged {
+                    report_sha256: previous,
+                });
             }
             let (request, summary, population): (String, String, String) = tx
                 .query_row(
@@ -128,8 +141,15 @@ impl Store {
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .map_err(StoreError::sql("reading the compaction digests"))?;
-            let receipt = report_receipt(ReceiptKind::Rerun, id, &request, &summary, &population, report)
-                .with("previous_report_sha256", previous.as_str());
+            let receipt = report_receipt(
+                ReceiptKind::Rerun,
+                id,
+                &request,
+                &summary,
+                &population,
+                report,
+            )
+            .with("previous_report_sha256", previous.as_str());
             let appended = log.append(tx, &receipt, None)?;
             log.finish(tx, Some((key, self.origin())))?;
             Ok(ReportChange::Changed {
@@ -146,7 +166,11 @@ fn check_digest(what: &'static str, claimed: &str, text: &str) -> Result<(), Sto
     if actual == claimed {
         Ok(())
     } else {
-        Err(StoreError::DigestMismatch { what, claimed: claimed.to_owned(), actual })
+        Err(StoreError::DigestMismatch {
+            what,
+            claimed: claimed.to_owned(),
+            actual,
+        })
     }
 }
 
@@ -170,7 +194,11 @@ fn insert(
         return Err(StoreError::IdConflict(new.compaction_id.clone()));
     }
     let r = &new.report;
-    let status = if r.verdict == "ACCEPTED" { "accepted" } else { "quarantined" };
+    let status = if r.verdict == "ACCEPTED" {
+        "accepted"
+    } else {
+        "quarantined"
+    };
     tx.prepare_cached(
         "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
              verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at)
@@ -212,7 +240,10 @@ fn insert(
     .with("tenant_id", new.tenant_id.as_str())
     .with("task_id", new.task_id.as_str());
     let appended = log.append(tx, &receipt, None::<&NamedKey>)?;
-    Ok(Recorded::New { compaction_id: new.compaction_id.clone(), receipt_seq: appended.seq })
+    Ok(Recorded::New {
+        compaction_id: new.compaction_id.clone(),
+        receipt_seq: appended.seq,
+    })
 }
 
 /// The digests and verdict a verdict or rerun receipt binds (never the main reason text,
@@ -247,7 +278,14 @@ fn insert_report(tx: &Connection, id: &str, r: &NewReport, time: &str) -> Result
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )
     .and_then(|mut st| {
-        st.execute(params![id, r.report_sha256, r.report_json, r.policy_sha256, r.verifier_version, time])
+        st.execute(params![
+            id,
+            r.report_sha256,
+            r.report_json,
+            r.policy_sha256,
+            r.verifier_version,
+            time
+        ])
     })
     .map_err(StoreError::sql("inserting a report"))?;
     Ok(())

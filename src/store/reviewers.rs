@@ -100,7 +100,14 @@ impl Store {
             tx.execute(
                 "INSERT INTO reviewers (name, public_key, key_id, role, receipt_seq, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![name, public_b64, id, role.as_str(), appended.seq as i64, time],
+                params![
+                    name,
+                    public_b64,
+                    id,
+                    role.as_str(),
+                    appended.seq as i64,
+                    time
+                ],
             )
             .map_err(StoreError::sql("adding a reviewer"))?;
             log.finish(tx, Some((store_key, self.origin())))?;
@@ -131,7 +138,9 @@ impl Store {
         let err = StoreError::sql("looking up a reviewer");
         let mut st = self
             .conn()
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM reviewers WHERE key_id = ?1"))
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM reviewers WHERE key_id = ?1"
+            ))
             .map_err(err)?;
         st.query_row([key_id], from_row).optional().map_err(err)
     }

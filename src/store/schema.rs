@@ -168,7 +168,10 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
     loop {
         let current = version(conn)?;
         if current > SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema { found: current, supported: SCHEMA_VERSION });
+            return Err(StoreError::NewerSchema {
+                found: current,
+                supported: SCHEMA_VERSION,
+            });
         }
         if current >= target {
             return Ok(());
@@ -180,7 +183,9 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
             let steps = usize::try_from(current)
                 .ok()
                 .and_then(|i| MIGRATIONS.get(i))
-                .ok_or_else(|| StoreError::Corrupt(format!("no migration from version \"{current}\"")))?;
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!("no migration from version \"{current}\""))
+                })?;
             for step in *steps {
                 match step {
                     Step::Sql(sql) => tx
@@ -192,7 +197,8 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
             tx.pragma_update(None, "user_version", current + 1)
                 .map_err(StoreError::sql("recording the schema version"))?;
         }
-        tx.commit().map_err(StoreError::sql("committing a migration"))?;
+        tx.commit()
+            .map_err(StoreError::sql("committing a migration"))?;
     }
 }
 

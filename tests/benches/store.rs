@@ -15,7 +15,10 @@ use fixtures::*;
 
 /// Records ingested; `CQ_BENCH_RECORDS` overrides it for quick profiling runs.
 fn ingest_count() -> usize {
-    std::env::var("CQ_BENCH_RECORDS").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000)
+    std::env::var("CQ_BENCH_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000)
 }
 const BATCH: usize = 1_000;
 const DECISIONS: usize = 1_000;
@@ -32,7 +35,12 @@ fn cpu_time() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
@@ -50,12 +58,17 @@ fn main() {
     let store = open(&path);
     let team = team(&store);
     let mut rows = Vec::new();
-    let mut row = |what: String, n: usize, took: Duration, cpu: Duration| rows.push(Row { what, n, took, cpu });
+    let mut row = |what: String, n: usize, took: Duration, cpu: Duration| {
+        rows.push(Row { what, n, took, cpu })
+    };
 
     // Ingest: typical requests (12 source messages, ~2 KB canonical JSON), 1,000 per batch.
     let ingest = ingest_count();
     let items: Vec<_> = (0..ingest).map(compaction).collect();
-    let bytes: usize = items.iter().map(|c| c.request_json.len() + c.report.report_json.len()).sum();
+    let bytes: usize = items
+        .iter()
+        .map(|c| c.request_json.len() + c.report.report_json.len())
+        .sum();
     let ((), took, cpu) = timed(|| {
         for batch in items.chunks(BATCH) {
             for r in store.record_batch(batch).unwrap() {
@@ -63,7 +76,15 @@ fn main() {
             }
         }
     });
-    row(format!("ingest, batches of {BATCH} (avg {} B/record)", bytes / ingest), ingest, took, cpu);
+    row(
+        format!(
+            "ingest, batches of {BATCH} (avg {} B/record)",
+            bytes / ingest
+        ),
+        ingest,
+        took,
+        cpu,
+    );
 
     // Single verdicts, one transaction, checkpoint and fsync each (`cq check --store`).
     let singles: Vec<_> = (ingest..ingest + 200).map(compaction).collect();
@@ -72,10 +93,19 @@ fn main() {
             store.record_verdict(c).unwrap();
         }
     });
-    row("record one verdict (own transaction + checkpoint)".into(), singles.len(), took, cpu);
+    row(
+        "record one verdict (own transaction + checkpoint)".into(),
+        singles.len(),
+        took,
+        cpu,
+    );
 
     // Decisions: one signed receipt, one checkpoint, one fsync each.
-    let targets: Vec<_> = (0..ingest).filter(|i| i % 3 == 1).take(DECISIONS).map(compaction).collect();
+    let targets: Vec<_> = (0..ingest)
+        .filter(|i| i % 3 == 1)
+        .take(DECISIONS)
+        .map(compaction)
+        .collect();
     let rules = rules();
     let ((), took, cpu) = timed(|| {
         for c in &targets {
@@ -89,19 +119,45 @@ fn main() {
             store.decide(&req, &team.carol, &rules).unwrap();
         }
     });
-    row("decide (signed receipt + checkpoint)".into(), targets.len(), took, cpu);
+    row(
+        "decide (signed receipt + checkpoint)".into(),
+        targets.len(),
+        took,
+        cpu,
+    );
 
     // The queue: count and deep pages, as the TUI asks for them.
-    let quarantined = ListFilter { status: Some(Status::Quarantined), ..ListFilter::default() };
+    let quarantined = ListFilter {
+        status: Some(Status::Quarantined),
+        ..ListFilter::default()
+    };
     let (total, took, cpu) = timed(|| store.count(&quarantined).unwrap());
     row(format!("count quarantined ({total})"), 1, took, cpu);
-    let (page, took, cpu) = timed(|| store.list(&quarantined, SortKey::NewestFirst, total - 100, 100).unwrap());
+    let (page, took, cpu) = timed(|| {
+        store
+            .list(&quarantined, SortKey::NewestFirst, total - 100, 100)
+            .unwrap()
+    });
     assert_eq!(page.len(), 100);
-    row("list: last page of 100 quarantined (deepest offset)".into(), 1, took, cpu);
+    row(
+        "list: last page of 100 quarantined (deepest offset)".into(),
+        1,
+        took,
+        cpu,
+    );
     let offset = ingest as u64 / 2;
-    let (page, took, cpu) = timed(|| store.list(&ListFilter::default(), SortKey::MostAnomalies, offset, 100).unwrap());
+    let (page, took, cpu) = timed(|| {
+        store
+            .list(&ListFilter::default(), SortKey::MostAnomalies, offset, 100)
+            .unwrap()
+    });
     assert_eq!(page.len(), 100);
-    row(format!("list: page of 100 at offset {offset}, by anomalies"), 1, took, cpu);
+    row(
+        format!("list: page of 100 at offset {offset}, by anomalies"),
+        1,
+        took,
+        cpu,
+    );
 
     // Verify everything: every hash, link, signature, checkpoint, and the table cross-check.
     let (report, took, cpu) = timed(|| verify(&store, None).unwrap());
@@ -114,13 +170,29 @@ fn main() {
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("machine: {cores} cores, load average {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    println!(
+        "machine: {cores} cores, load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     println!();
     println!("| operation | n | wall | cpu | rate (wall) |");
     println!("|---|---:|---:|---:|---:|");
     for r in rows {
         let secs = r.took.as_secs_f64();
-        let rate = if r.n > 1 { format!("{:.0}/s", r.n as f64 / secs) } else { "-".into() };
-        println!("| {} | {} | {:.3} s | {:.2} s | {rate} |", r.what, r.n, secs, r.cpu.as_secs_f64());
+        let rate = if r.n > 1 {
+            format!("{:.0}/s", r.n as f64 / secs)
+        } else {
+            "-".into()
+        };
+        println!(
+            "| {} | {} | {:.3} s | {:.2} s | {rate} |",
+            r.what,
+            r.n,
+            secs,
+            r.cpu.as_secs_f64()
+        );
     }
 }

@@ -34,8 +34,14 @@ pub fn request(i: usize, tenant: &str, task: &str) -> Value {
         ("tenant_id", Value::from(tenant)),
         ("task_id", Value::from(task)),
         ("source_messages", Value::from(messages)),
-        ("expected_invariant_ids", Value::from(vec![Value::from("INV-1"), Value::from("INV-2")])),
-        ("summarizer_output", Value::from(format!("{{\"summary\":\"compaction {i} of {task}\"}}"))),
+        (
+            "expected_invariant_ids",
+            Value::from(vec![Value::from("INV-1"), Value::from("INV-2")]),
+        ),
+        (
+            "summarizer_output",
+            Value::from(format!("{{\"summary\":\"compaction {i} of {task}\"}}")),
+        ),
         ("model_revision", Value::from("summarizer-2026-11")),
     ])
 }
@@ -45,10 +51,19 @@ pub fn report(i: usize, verdict: &str, class: &str, run: usize) -> NewReport {
         ("compaction", Value::from(i as u64)),
         ("run", Value::from(run as u64)),
         ("verdict", Value::from(verdict)),
-        ("checks", Value::from(vec![
-            object([("check", Value::from("schema")), ("outcome", Value::from("PASS"))]),
-            object([("check", Value::from("consistency")), ("outcome", Value::from(class))]),
-        ])),
+        (
+            "checks",
+            Value::from(vec![
+                object([
+                    ("check", Value::from("schema")),
+                    ("outcome", Value::from("PASS")),
+                ]),
+                object([
+                    ("check", Value::from("consistency")),
+                    ("outcome", Value::from(class)),
+                ]),
+            ]),
+        ),
     ]);
     let report_json = json::canonical(&body).unwrap();
     let (outcome, finding) = class.split_once('/').unwrap_or(("PASS", "NO_FINDING"));
@@ -107,9 +122,15 @@ pub fn team(store: &Store) -> Team {
         bob: NamedKey::generate("bob").unwrap(),
         carol: NamedKey::generate("carol").unwrap(),
     };
-    store.add_reviewer("alice", &team.alice.verifier_text(), Role::Approver).unwrap();
-    store.add_reviewer("bob", &team.bob.verifier_text(), Role::Approver).unwrap();
-    store.add_reviewer("carol", &team.carol.verifier_text(), Role::Reviewer).unwrap();
+    store
+        .add_reviewer("alice", &team.alice.verifier_text(), Role::Approver)
+        .unwrap();
+    store
+        .add_reviewer("bob", &team.bob.verifier_text(), Role::Approver)
+        .unwrap();
+    store
+        .add_reviewer("carol", &team.carol.verifier_text(), Role::Reviewer)
+        .unwrap();
     team
 }
 

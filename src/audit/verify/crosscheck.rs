@@ -14,7 +14,11 @@ use sha2::{Digest, Sha256};
 use crate::audit::hex;
 use crate::store::{Store, StoreError};
 
-pub(super) fn tables(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
+pub(super) fn tables(
+    store: &Store,
+    facts: &Facts,
+    report: &mut VerifyReport,
+) -> Result<(), StoreError> {
     compactions(store, facts, report)?;
     reports(store, facts, report)?;
     signed_rows(store, facts, report)?;
@@ -41,18 +45,33 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         let status: String = row.get(1).map_err(err)?;
         let request_sha256: String = row.get(2).map_err(err)?;
         let report_sha256: String = row.get(3).map_err(err)?;
-        let request_json = row.get_ref(4).map_err(err)?.as_bytes_or_null().map_err(|e| err(e.into()))?;
+        let request_json = row
+            .get_ref(4)
+            .map_err(err)?
+            .as_bytes_or_null()
+            .map_err(|e| err(e.into()))?;
         let Some(f) = facts.compactions.get(&id) else {
-            report.push(None, format!("compaction \"{id}\" has no verdict receipt in the log"));
+            report.push(
+                None,
+                format!("compaction \"{id}\" has no verdict receipt in the log"),
+            );
             continue;
         };
         seen.insert(id.clone());
         let at = Some(f.verdict_seq);
-        if request_sha256 != f.request_sha256 || request_json.map(sha256_hex).as_ref() != Some(&f.request_sha256) {
-            report.push(at, format!("stored request of compaction \"{id}\" differs from its receipt"));
+        if request_sha256 != f.request_sha256
+            || request_json.map(sha256_hex).as_ref() != Some(&f.request_sha256)
+        {
+            report.push(
+                at,
+                format!("stored request of compaction \"{id}\" differs from its receipt"),
+            );
         }
         if report_sha256 != f.latest_report {
-            report.push(Some(f.latest_report_seq), format!("current report of compaction \"{id}\" differs from its receipts"));
+            report.push(
+                Some(f.latest_report_seq),
+                format!("current report of compaction \"{id}\" differs from its receipts"),
+            );
         }
         let (expected, blame) = match &f.decision {
             Some((seq, action)) if action == "release" => ("released", Some(*seq)),
@@ -69,7 +88,10 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
     }
     for (id, f) in &facts.compactions {
         if !seen.contains(id) {
-            report.push(Some(f.verdict_seq), format!("compaction \"{id}\" was deleted from the store"));
+            report.push(
+                Some(f.verdict_seq),
+                format!("compaction \"{id}\" was deleted from the store"),
+            );
         }
     }
     Ok(())
@@ -86,16 +108,24 @@ fn reports(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<()
     while let Some(row) = rows.next().map_err(err)? {
         let id: String = row.get(0).map_err(err)?;
         let digest: String = row.get(1).map_err(err)?;
-        let text = row.get_ref(2).map_err(err)?.as_bytes().map_err(|e| err(e.into()))?;
+        let text = row
+            .get_ref(2)
+            .map_err(err)?
+            .as_bytes()
+            .map_err(|e| err(e.into()))?;
         if sha256_hex(text) != digest {
             let at = facts.compactions.get(&id).map(|f| f.verdict_seq);
-            report.push(at, format!("a stored report of compaction \"{id}\" does not match its digest"));
+            report.push(
+                at,
+                format!("a stored report of compaction \"{id}\" does not match its digest"),
+            );
         }
         latest.insert(id, digest);
     }
     for (id, f) in &facts.compactions {
         if latest.get(id) != Some(&f.latest_report) {
-            let msg = format!("latest stored report of compaction \"{id}\" differs from its receipts");
+            let msg =
+                format!("latest stored report of compaction \"{id}\" differs from its receipts");
             report.push(Some(f.latest_report_seq), msg);
         }
     }
@@ -138,7 +168,9 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
                     && f.key_id == key_id
                     && report_sha256.as_ref().is_none_or(|r| *r == f.report_sha256)
                     && reason.as_ref().is_none_or(|r| *r == f.reason)
-                    && action.as_ref().is_none_or(|a| a.is_empty() || *a == f.action)
+                    && action
+                        .as_ref()
+                        .is_none_or(|a| a.is_empty() || *a == f.action)
                     && (kind != ReceiptKind::Reveal || finding.as_ref() == Some(&f.finding_id))
             });
             if ok {
@@ -184,12 +216,18 @@ fn reviewers(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<
         if ok {
             matched.insert(seq);
         } else {
-            report.push(Some(seq), format!("reviewer row \"{name}\" differs from its registration receipt"));
+            report.push(
+                Some(seq),
+                format!("reviewer row \"{name}\" differs from its registration receipt"),
+            );
         }
     }
     for (seq, f) in &facts.reviewers {
         if !matched.contains(seq) {
-            report.push(Some(*seq), format!("reviewer \"{}\" was removed from the store", f.name));
+            report.push(
+                Some(*seq),
+                format!("reviewer \"{}\" was removed from the store", f.name),
+            );
         }
     }
     Ok(())

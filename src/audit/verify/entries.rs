@@ -13,9 +13,9 @@ use sha2::{Digest, Sha256};
 
 use super::super::flat::{self, Flat, FlatReceipt};
 use super::super::keys::{key_id, to_verifying, verify_b64};
-use super::super::unhex32;
 use super::super::merkle::{leaf_hash, Frontier, Hash};
 use super::super::receipt::{ReceiptKind, RECEIPT_SCHEMA};
+use super::super::unhex32;
 use super::{remember, VerifyReport};
 use crate::json::{self, Limits};
 use crate::store::{Store, StoreError};
@@ -104,7 +104,9 @@ pub(super) fn walk(
     wanted.sort_unstable();
     wanted.dedup();
     let keys = registered_keys(store)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
     let mut w = Walk {
         size: 0,
         signatures: 0,
@@ -191,7 +193,9 @@ fn check_parallel<'a>(raws: &'a [Raw], keys: &Keys, threads: usize) -> Vec<Check
     std::thread::scope(|s| {
         let handles: Vec<_> = raws
             .chunks(per)
-            .map(|part| s.spawn(move || part.iter().map(|r| check_one(r, keys)).collect::<Vec<_>>()))
+            .map(|part| {
+                s.spawn(move || part.iter().map(|r| check_one(r, keys)).collect::<Vec<_>>())
+            })
             .collect();
         let mut out = Vec::with_capacity(raws.len());
         for (h, part) in handles.into_iter().zip(raws.chunks(per)) {
@@ -226,7 +230,10 @@ fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
     let body = flat::read(&raw.json);
     if body.is_none() {
         // Say precisely what is wrong, using the full parser.
-        let limits = Limits { max_bytes: 1 << 20, max_depth: 8 };
+        let limits = Limits {
+            max_bytes: 1 << 20,
+            max_depth: 8,
+        };
         problems.push(match json::parse(bytes, &limits) {
             Err(e) => format!("receipt is not valid JSON: {e}"),
             Ok(v) if json::canonical(&v).ok().as_deref() != Some(raw.json.as_str()) => {
@@ -242,7 +249,10 @@ fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
         }
         let kind = v.str("kind").and_then(ReceiptKind::parse);
         if v.str("kind") != Some(raw.kind.as_str()) || kind.is_none() {
-            problems.push(format!("kind column \"{}\" differs from the receipt", raw.kind));
+            problems.push(format!(
+                "kind column \"{}\" differs from the receipt",
+                raw.kind
+            ));
         }
         if v.str("time") != Some(raw.created_at.as_str()) {
             problems.push("time column differs from the receipt".into());
@@ -282,7 +292,13 @@ fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
             _ => {}
         }
     }
-    Checked { sha, leaf, problems, body, signed }
+    Checked {
+        sha,
+        leaf,
+        problems,
+        body,
+        signed,
+    }
 }
 
 /// Reviewer keys from the log's registration receipts (first registration of a key id wins).
@@ -299,7 +315,9 @@ fn registered_keys(store: &Store) -> Result<Keys, StoreError> {
     let mut keys = Keys::new();
     for (seq, text) in rows {
         let Some(v) = flat::read(&text) else { continue };
-        let Some((id, key)) = reviewer_key(&v) else { continue };
+        let Some((id, key)) = reviewer_key(&v) else {
+            continue;
+        };
         keys.entry(id).or_insert((key, seq.max(0) as u64));
     }
     Ok(keys)
@@ -354,10 +372,15 @@ fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Opt
         ReceiptKind::Approval | ReceiptKind::Decision | ReceiptKind::Reveal => {
             let key_id = s("reviewer_key_id");
             if keys.get(&key_id).is_some_and(|(_, reg)| *reg >= seq) {
-                return Some(format!("signed by key \"{key_id}\" before it was registered"));
+                return Some(format!(
+                    "signed by key \"{key_id}\" before it was registered"
+                ));
             }
             let Some(c) = facts.compactions.get_mut(&id) else {
-                return Some(format!("{} for compaction \"{id}\" that has no verdict", kind.as_str()));
+                return Some(format!(
+                    "{} for compaction \"{id}\" that has no verdict",
+                    kind.as_str()
+                ));
             };
             if kind == ReceiptKind::Decision {
                 if let Some((first, _)) = c.decision {
