@@ -2,7 +2,9 @@
 //! parallel (hashes, canonical form, envelope, signature), then folds them in order (sequence
 //! numbers, chain links, Merkle frontier) and collects the facts the table cross-check needs.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
@@ -25,7 +27,7 @@ const CHUNK: i64 = 16_384;
 /// What the receipts say, for the cross-check against the tables.
 #[derive(Debug, Default)]
 pub(super) struct Facts {
-    pub compactions: HashMap<String, CompactionFacts>,
+    pub compactions: HashMap<String, CompactionFacts, Fnv>,
     /// Approval, decision and reveal receipts by sequence number.
     pub signed: BTreeMap<u64, SignedFact>,
     /// Reviewer registrations by sequence number.
@@ -42,7 +44,48 @@ pub(super) struct CompactionFacts {
     pub latest_report_seq: u64,
     /// `(seq, action)` of the decision receipt.
     pub decision: Option<(u64, String)>,
+    /// Set by the table cross-check for each kind of row it found ([`SEEN_ROW`], …).
+    pub seen: Cell<u8>,
+    /// The digest of the last stored report row, as the cross-check finds it.
+    pub stored_report: Cell<Option<[u8; 32]>>,
 }
+
+pub(super) const SEEN_ROW: u8 = 1;
+pub(super) const SEEN_REQUEST: u8 = 2;
+
+impl CompactionFacts {
+    pub fn mark(&self, bit: u8) {
+        self.seen.set(self.seen.get() | bit);
+    }
+
+    pub fn was_seen(&self, bit: u8) -> bool {
+        self.seen.get() & bit != 0
+    }
+}
+
+/// FNV-1a: compaction ids are short, and SipHash dominated the cross-check.
+#[derive(Default)]
+pub(super) struct FnvHasher(u64);
+
+impl Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(super) type Fnv = BuildHasherDefault<FnvHasher>;
 
 #[derive(Debug)]
 pub(super) struct SignedFact {
@@ -347,6 +390,8 @@ fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Opt
                 latest_report: s("report_sha256"),
                 latest_report_seq: seq,
                 decision: None,
+                seen: Cell::new(0),
+                stored_report: Cell::new(None),
             };
             facts.compactions.insert(id, f);
         }
