@@ -1,1 +1,282 @@
-//! Command-line types (clap only).
+//! Command-line types (clap only): what each command takes. The commands themselves live in
+//! `commands/`; only `main.rs` turns their results into exit codes.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cq",
+    version,
+    about = "A fail-closed gate for LLM context compactions, and a reviewer for what it quarantines"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide whether a compacted summary may re-enter the agent's context (exit 0 accepted,
+    /// 1 quarantined, 2 refused).
+    Check(CheckArgs),
+    /// Print the canonical JSON and SHA-256 of a JSON document.
+    Digest(DigestArgs),
+    /// Inspect, sign and verify policies.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Scan text or JSON for secrets and personal data (exit 0 clean, 1 findings, 2 error).
+    Scan(ScanArgs),
+    #[command(flatten)]
+    Store(StoreCommand),
+    /// Verify, export and checkpoint the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Reviewer keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Reviewers allowed to decide.
+    #[command(subcommand)]
+    Reviewers(ReviewersCommand),
+    /// Open the reviewer's terminal UI on a store.
+    Review(ReviewArgs),
+    /// Build a demo store from the bundled scenarios and open the reviewer on it.
+    Demo(DemoArgs),
+}
+
+/// Where the policy comes from and how far to trust it.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// A built-in policy name (default, seed-compatible) or a policy TOML file.
+    #[arg(long, default_value = "default")]
+    pub policy: String,
+    /// Use a policy file without a valid signature from a trusted key (warns loudly).
+    #[arg(long)]
+    pub allow_unsigned_policy: bool,
+    /// A trusted policy-signing public key (repeatable); also CQ_TRUSTED_POLICY_KEYS.
+    #[arg(long = "trust-key", value_name = "PUBKEY")]
+    pub trust_keys: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The request (cq.request.v1 JSON); `-` or nothing reads standard input.
+    pub request: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Print the verdict as JSON (with the full report) for a runtime to read.
+    #[arg(long)]
+    pub json: bool,
+    /// Record the verdict in a store (without a value: CQ_STORE, else the default store).
+    #[arg(long, value_name = "DB", num_args = 0..=1)]
+    pub store: Option<Option<PathBuf>>,
+}
+
+#[derive(Debug, Args)]
+pub struct DigestArgs {
+    /// The JSON document; `-` or nothing reads standard input.
+    pub input: Option<PathBuf>,
+    /// Read as CPython's json.loads does (last duplicate key wins, NaN accepted) instead of
+    /// strictly.
+    #[arg(long)]
+    pub python: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the policy's controlled language as instructions for a summarizer's prompt.
+    Prompt(PolicyArgs),
+    /// Print the policy's digest, records and grammar size.
+    Show(PolicyArgs),
+    /// Sign a policy file with a key from `cq keys generate` (writes FILE.sig).
+    Sign {
+        /// The signer key file.
+        #[arg(long)]
+        key: PathBuf,
+        file: PathBuf,
+    },
+    /// Verify a policy file's signature (FILE.sig) against trusted keys.
+    Verify {
+        file: PathBuf,
+        #[arg(long = "trust-key", value_name = "PUBKEY")]
+        trust_keys: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Text or JSON to scan; `-` or nothing reads standard input.
+    pub input: Option<PathBuf>,
+    /// Print findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Load rules from this directory instead of the built-in pack.
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
+}
+
+/// Where the store is, and whether it may be written.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// The store file (default: the user's data directory; also CQ_STORE).
+    #[arg(long, value_name = "DB", env = "CQ_STORE")]
+    pub store: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Check many requests (one cq.request.v1 per line) and record every verdict.
+    Ingest {
+        file: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// List recorded compactions.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// quarantined, released, rejected or accepted.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// How many rows at most.
+        #[arg(long, default_value_t = 100)]
+        limit: u64,
+    },
+    /// Show one compaction: request digests, every report, decisions, receipts.
+    Show {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rerun the checks under the current policy and store the new report.
+    Recheck {
+        id: Option<String>,
+        /// Every quarantined compaction.
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// Release or reject a quarantined compaction (a signed receipt).
+    Decide {
+        id: String,
+        #[arg(long, conflicts_with = "reject", required_unless_present = "reject")]
+        release: bool,
+        #[arg(long)]
+        reject: bool,
+        /// A reason code from the policy.
+        #[arg(long)]
+        reason: String,
+        #[arg(long, default_value = "")]
+        note: String,
+        /// The reviewer's signer key file.
+        #[arg(long)]
+        key: PathBuf,
+        /// The report digest the reviewer saw (default: the latest).
+        #[arg(long)]
+        report: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// For the runtime: the context to inject once released, with its receipt (exit 0
+    /// released or accepted, 1 otherwise).
+    Status {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The policy that renders the trusted instruction.
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Recompute every hash, link, signature and Merkle root (exit 1 on any tamper).
+    Verify {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// An exported checkpoint the log must extend.
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
+    },
+    /// Write every receipt as JSONL to standard output.
+    Export {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Sign and print a checkpoint of the log (signed-note format) to keep elsewhere.
+    Checkpoint {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Generate a reviewer key pair (secret file 0600).
+    Generate {
+        #[arg(long)]
+        name: String,
+        /// Where to write the key files (default: the user's config directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewersCommand {
+    /// Register a reviewer's public key.
+    Add {
+        name: String,
+        pubkey: String,
+        /// reviewer or approver.
+        #[arg(long, default_value = "reviewer")]
+        role: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List registered reviewers.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Open the store so that no decision can be written.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Keymap and theme overrides (TOML).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The reviewer's signer key file, used to sign decisions.
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to build the demo store (default: the user's data directory).
+    #[arg(long, value_name = "DB")]
+    pub store: Option<PathBuf>,
+    /// Only build the store; do not open the reviewer.
+    #[arg(long)]
+    pub no_tui: bool,
+}

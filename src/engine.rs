@@ -8,6 +8,7 @@ pub mod authority;
 pub mod clause;
 pub mod compacted;
 pub mod consistency;
+pub mod diagnose;
 pub mod pinned;
 pub mod pytext;
 pub mod registry;
@@ -19,8 +20,8 @@ pub mod verifier;
 pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
 pub mod checks;
 pub mod gate;
-pub mod report;
 pub mod loaded;
+pub mod report;
 pub mod request_json;
 
 pub use loaded::{EngineError, PolicyEngine};

@@ -13,6 +13,6 @@ mod float;
 mod parse;
 mod value;
 
-pub use canonical::{canonical, canonical_sha256, sha256_hex, CanonicalError};
-pub use parse::{parse, parse_python, Limits, ParseError, ParseErrorKind};
+pub use canonical::{canonical, canonical_sha256, sha256_hex, to_ascii, CanonicalError};
+pub use parse::{parse, parse_python, shown_key, Limits, ParseError, ParseErrorKind};
 pub use value::{object, Number, Value};

@@ -1,1 +1,25 @@
-fn main() {}
+//! The `cq` binary: parse the command line, run the command, map the result to an exit
+//! code (0 accepted / clean, 1 quarantined / findings / tamper, 2 refused or error). A
+//! closed pipe on standard output is not an error.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cq::cli::Cli::parse();
+    match cq::commands::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            if err.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("cq: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

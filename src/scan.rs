@@ -9,12 +9,12 @@
 //! secrets. A [`Finding`] records where a value is, never what it is: no copy, no preview and no
 //! unkeyed hash of the matched bytes ever leaves this module.
 
+pub mod backend;
 mod decode;
 mod filter;
 mod ids;
 mod rule;
 mod validate;
-pub mod backend;
 
 use std::fmt;
 use std::ops::Range;
@@ -33,7 +33,10 @@ pub const SUPPORTED_LANGUAGES: &[&str] = &["en", "de", "es", "fr"];
 
 /// Umbrella entity types a scan policy may name; each selects every rule of its categories.
 const UMBRELLA_ENTITY_TYPES: &[(&str, &[Category])] = &[
-    ("SECRET", &[Category::Credential, Category::PrivateKey, Category::Token]),
+    (
+        "SECRET",
+        &[Category::Credential, Category::PrivateKey, Category::Token],
+    ),
     ("CREDENTIAL", &[Category::Credential]),
     ("PRIVATE_KEY", &[Category::PrivateKey]),
     ("TOKEN", &[Category::Token]),
@@ -49,7 +52,10 @@ const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
     ("keys.toml", include_str!("../assets/rules/keys.toml")),
     ("generic.toml", include_str!("../assets/rules/generic.toml")),
     ("pii.toml", include_str!("../assets/rules/pii.toml")),
-    ("pii_national.toml", include_str!("../assets/rules/pii_national.toml")),
+    (
+        "pii_national.toml",
+        include_str!("../assets/rules/pii_national.toml"),
+    ),
 ];
 
 /// Bytes scanned on each side of a keyword hit before the window is widened to whole lines.
@@ -242,7 +248,9 @@ impl Scanner {
     /// Scans one field. Findings are sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
         let mut raw = self.scan_raw(text, true);
-        raw.sort_by(|a, b| (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule)));
+        raw.sort_by(|a, b| {
+            (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule))
+        });
         raw.dedup_by(|b, a| a.rule == b.rule && a.span == b.span);
         raw.into_iter()
             .map(|m| {

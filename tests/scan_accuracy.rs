@@ -51,7 +51,9 @@ impl Reader<'_> {
                         self.i += 1;
                         break;
                     }
-                    let Json::Str(k) = self.value() else { panic!("key") };
+                    let Json::Str(k) = self.value() else {
+                        panic!("key")
+                    };
                     self.ws();
                     assert_eq!(self.b[self.i], b':');
                     self.i += 1;
@@ -153,11 +155,19 @@ struct Row {
 }
 
 fn load(name: &str) -> Vec<Row> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scan-corpus").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/scan-corpus")
+        .join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Json::Obj(m) = (Reader { b: line.as_bytes(), i: 0 }).value() else { panic!("row") };
+        let Json::Obj(m) = (Reader {
+            b: line.as_bytes(),
+            i: 0,
+        })
+        .value() else {
+            panic!("row")
+        };
         let ambiguous = match m.get("ambiguous") {
             None | Some(Json::Null) | Some(Json::Bool(false)) => false,
             Some(Json::Str(s)) => !s.is_empty(),
@@ -215,14 +225,31 @@ fn score(scanner: &Scanner, rows: &[Row], with_generated: bool, show: bool) -> S
             s.pos += 1;
             s.tp += usize::from(flagged);
             if !flagged && show {
-                println!("MISS {} | {}", r.id, r.text.chars().take(160).collect::<String>().replace('\n', "\\n"));
+                println!(
+                    "MISS {} | {}",
+                    r.id,
+                    r.text
+                        .chars()
+                        .take(160)
+                        .collect::<String>()
+                        .replace('\n', "\\n")
+                );
             }
         } else {
             s.neg += 1;
             s.fp += usize::from(flagged);
             if flagged && show {
                 let ids: Vec<&str> = findings.iter().map(|f| f.rule_id.as_str()).collect();
-                println!("FP   {} {:?} | {}", r.id, ids, r.text.chars().take(160).collect::<String>().replace('\n', "\\n"));
+                println!(
+                    "FP   {} {:?} | {}",
+                    r.id,
+                    ids,
+                    r.text
+                        .chars()
+                        .take(160)
+                        .collect::<String>()
+                        .replace('\n', "\\n")
+                );
             }
         }
     }
@@ -231,8 +258,19 @@ fn score(scanner: &Scanner, rows: &[Row], with_generated: bool, show: bool) -> S
 
 /// Every entity type Presidio's recognizers in the corpus cover, as a policy would name them.
 const PRESIDIO_PROFILE: &[&str] = &[
-    "SECRET", "PII", "IDENTIFIER", "DATE_TIME", "URL", "DE_LANR", "SG_UEN", "KR_DRIVER_LICENSE",
-    "DE_TAX_NUMBER", "DE_FUEHRERSCHEIN", "DE_PLZ", "VEHICLE_REGISTRATION", "PASSPORT",
+    "SECRET",
+    "PII",
+    "IDENTIFIER",
+    "DATE_TIME",
+    "URL",
+    "DE_LANR",
+    "SG_UEN",
+    "KR_DRIVER_LICENSE",
+    "DE_TAX_NUMBER",
+    "DE_FUEHRERSCHEIN",
+    "DE_PLZ",
+    "VEHICLE_REGISTRATION",
+    "PASSPORT",
 ];
 
 #[test]
@@ -257,8 +295,17 @@ fn accuracy_on_other_scanners_examples() {
                 if !with_generated && !rows.iter().any(|r| r.generated) {
                     continue;
                 }
-                let s = score(sc, &rows, with_generated, show && !with_generated || show && source != "gitleaks");
-                let label = if with_generated { "all rows" } else { "without generated" };
+                let s = score(
+                    sc,
+                    &rows,
+                    with_generated,
+                    show && !with_generated || show && source != "gitleaks",
+                );
+                let label = if with_generated {
+                    "all rows"
+                } else {
+                    "without generated"
+                };
                 table.push(format!(
                     "| {source} | {profile} | {label} | {}/{} | {:.1}% | {}/{} | {:.1}% |",
                     s.tp,
@@ -272,7 +319,9 @@ fn accuracy_on_other_scanners_examples() {
             }
         }
     }
-    println!("| source | rules | rows | flagged positives | recall | flagged negatives | FP rate |");
+    println!(
+        "| source | rules | rows | flagged positives | recall | flagged negatives | FP rate |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for line in &table {
         println!("{line}");
@@ -283,11 +332,35 @@ fn accuracy_on_other_scanners_examples() {
     let gl_all = get(("gitleaks", "default rules", true));
     let pr = get(("presidio", "Presidio entity profile", true));
     let pr_default = get(("presidio", "default rules", true));
-    assert!(np.recall() >= 0.97, "noseyparker recall {:.3} < 0.97", np.recall());
-    assert!(gl_hand.recall() >= 0.97, "gitleaks hand-written recall {:.3} < 0.97", gl_hand.recall());
-    assert!(pr.recall() >= 0.95, "presidio recall {:.3} < 0.95", pr.recall());
-    assert!(pr.fp_rate() <= 0.05, "presidio FP rate {:.3} > 0.05", pr.fp_rate());
-    for (name, s) in [("noseyparker", np), ("gitleaks", gl_all), ("presidio", pr_default)] {
-        assert!(s.fp_rate() <= 0.10, "{name} FP rate {:.3} > 0.10", s.fp_rate());
+    assert!(
+        np.recall() >= 0.97,
+        "noseyparker recall {:.3} < 0.97",
+        np.recall()
+    );
+    assert!(
+        gl_hand.recall() >= 0.97,
+        "gitleaks hand-written recall {:.3} < 0.97",
+        gl_hand.recall()
+    );
+    assert!(
+        pr.recall() >= 0.95,
+        "presidio recall {:.3} < 0.95",
+        pr.recall()
+    );
+    assert!(
+        pr.fp_rate() <= 0.05,
+        "presidio FP rate {:.3} > 0.05",
+        pr.fp_rate()
+    );
+    for (name, s) in [
+        ("noseyparker", np),
+        ("gitleaks", gl_all),
+        ("presidio", pr_default),
+    ] {
+        assert!(
+            s.fp_rate() <= 0.10,
+            "{name} FP rate {:.3} > 0.10",
+            s.fp_rate()
+        );
     }
 }

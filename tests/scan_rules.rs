@@ -17,15 +17,25 @@ fn rule_examples_match_and_negative_examples_do_not() {
     let scanner = all_rules();
     let mut failures = Vec::new();
     for rule in scanner.rules() {
-        assert!(!rule.examples.is_empty(), "rule \"{}\" has no examples", rule.id);
+        assert!(
+            !rule.examples.is_empty(),
+            "rule \"{}\" has no examples",
+            rule.id
+        );
         for ex in &rule.examples {
-            let hit = scanner.scan_text("text", ex).iter().any(|f| f.rule_id == rule.id);
+            let hit = scanner
+                .scan_text("text", ex)
+                .iter()
+                .any(|f| f.rule_id == rule.id);
             if !hit {
                 failures.push(format!("{}: example not found: {ex:?}", rule.id));
             }
         }
         for ex in &rule.negative_examples {
-            let hit = scanner.scan_text("text", ex).iter().any(|f| f.rule_id == rule.id);
+            let hit = scanner
+                .scan_text("text", ex)
+                .iter()
+                .any(|f| f.rule_id == rule.id);
             if hit {
                 failures.push(format!("{}: negative example found: {ex:?}", rule.id));
             }
@@ -60,7 +70,14 @@ fn rules_from_dir_match_builtin_digest_inputs() {
 #[test]
 fn entity_types_and_languages() {
     let s = Scanner::builtin().unwrap();
-    for t in ["SECRET", "CREDENTIAL", "PII", "EMAIL_ADDRESS", "IBAN_CODE", "DATE_TIME"] {
+    for t in [
+        "SECRET",
+        "CREDENTIAL",
+        "PII",
+        "EMAIL_ADDRESS",
+        "IBAN_CODE",
+        "DATE_TIME",
+    ] {
         assert!(s.supports_entity_type(t), "{t}");
     }
     assert!(!s.supports_entity_type("PERSON"));
@@ -68,8 +85,12 @@ fn entity_types_and_languages() {
     assert!(s.supports_language("en"));
     assert!(!s.supports_language("ja"));
     let pii_only = s.for_entity_types(&["PII"]).unwrap();
-    assert!(pii_only.scan_text("t", "ghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg").is_empty());
-    assert!(!pii_only.scan_text("t", "mail me at jane.roe@corp-mail.net").is_empty());
+    assert!(pii_only
+        .scan_text("t", "ghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg")
+        .is_empty());
+    assert!(!pii_only
+        .scan_text("t", "mail me at jane.roe@corp-mail.net")
+        .is_empty());
 }
 
 #[test]
@@ -81,7 +102,10 @@ fn prose_leaks_are_found_and_prose_identifiers_are_not() {
         "We rotated it; the new token is 8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c.",
         "Log in with password: Tr0ub4dor&3",
     ] {
-        assert!(!s.scan_text("summary_text", leak).is_empty(), "missed: {leak}");
+        assert!(
+            !s.scan_text("summary_text", leak).is_empty(),
+            "missed: {leak}"
+        );
     }
     for benign in [
         "Fixed in commit 3f2a9c1e0b7d4a5f6e8c9b0a1d2e3f4a5b6c7d8e; see src/scan/rule.rs.",

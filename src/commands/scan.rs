@@ -36,7 +36,12 @@ pub fn run(input: Option<PathBuf>, json: bool, rules: Option<PathBuf>) -> anyhow
             )?;
         }
         if findings.is_empty() {
-            writeln!(out, "clean: no findings ({} rules, {})", scanner.rules().len(), scanner.version())?;
+            writeln!(
+                out,
+                "clean: no findings ({} rules, {})",
+                scanner.rules().len(),
+                scanner.version()
+            )?;
         }
     }
     Ok(i32::from(!findings.is_empty()))

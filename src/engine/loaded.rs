@@ -9,7 +9,11 @@ use crate::policy::{PinnedConstraint, Policy};
 use super::authority::AuthorityChecker;
 use super::clause::ClosedClauseVerifier;
 use super::consistency::MemoryEvidence;
-use super::gate::{AuditSink, CompactionPolicy, Gate, GateOutcome, PolicySource, RenderInput};
+use super::gate::{
+    AuditSink, CompactionPolicy, ContextMessage, Gate, GateOutcome, PolicySource, RenderInput,
+    UNTRUSTED_MARKER,
+};
+use super::pinned::PinnedManifest;
 use super::registry::{ConstraintRecord, RecordKind, RecordSet};
 use super::secret_scan::{ExactSecretScanner, LeafScanner, ScanBackend, VerifiedScanPolicy};
 use super::{GateRequest, Refusal};
@@ -32,11 +36,23 @@ pub struct PolicyEngine {
     pub scan_policy: VerifiedScanPolicy,
 }
 
-fn record_set(kind: RecordKind, policy_sha256: &str, spec: &crate::policy::RecordSetSpec) -> RecordSet {
+fn record_set(
+    kind: RecordKind,
+    policy_sha256: &str,
+    spec: &crate::policy::RecordSetSpec,
+) -> RecordSet {
     let records = spec
         .records
         .iter()
-        .map(|r| ConstraintRecord::sealed(kind, &r.id, &r.canonical_text, &r.canonical_predicate, r.record_revision))
+        .map(|r| {
+            ConstraintRecord::sealed(
+                kind,
+                &r.id,
+                &r.canonical_text,
+                &r.canonical_predicate,
+                r.record_revision,
+            )
+        })
         .collect();
     RecordSet::sealed(kind, policy_sha256, spec.revision, records)
 }
@@ -45,16 +61,25 @@ impl PolicyEngine {
     /// Compiles `policy`; `scanner_sha256` is the scanner's rule-pack digest, used where the
     /// policy says `builtin`.
     pub fn new(policy: Policy, scanner_sha256: &str) -> Result<PolicyEngine, EngineError> {
-        let fail = |reason: String| EngineError { policy: policy.name.clone(), reason };
+        let fail = |reason: String| EngineError {
+            policy: policy.name.clone(),
+            reason,
+        };
         let policy_sha256 = policy.sha256();
-        let verifier = ClosedClauseVerifier::new(&policy.grammar, &policy.verifier_artifact_sha256()).map_err(|e| fail(e.to_string()))?;
+        let verifier =
+            ClosedClauseVerifier::new(&policy.grammar, &policy.verifier_artifact_sha256())
+                .map_err(|e| fail(e.to_string()))?;
         let authority = AuthorityChecker::new(&policy.authority).map_err(fail)?;
         let scan = &policy.scan;
         let scan_policy = VerifiedScanPolicy {
             policy_version: scan.policy_version.clone(),
             policy_sha256: policy_sha256.clone(),
             scanner_version: scan.scanner_version.clone(),
-            scanner_sha256: if scan.scanner_sha256 == "builtin" { scanner_sha256.to_owned() } else { scan.scanner_sha256.clone() },
+            scanner_sha256: if scan.scanner_sha256 == "builtin" {
+                scanner_sha256.to_owned()
+            } else {
+                scan.scanner_sha256.clone()
+            },
             language_profiles: scan.language_profiles.clone(),
             entity_types: scan.entity_types.clone(),
             field_roots: scan.field_roots.clone(),
@@ -80,15 +105,70 @@ impl PolicyEngine {
         leaf_scanner: &dyn LeafScanner,
         audit: &mut dyn AuditSink,
     ) -> Result<GateOutcome, Refusal> {
-        let scanner = ExactSecretScanner { policy: &self.scan_policy, backend };
-        let gate = Gate { policy: self, verifier: &self.verifier, scanner: &scanner, leaf_scanner, authority: &self.authority };
+        let scanner = ExactSecretScanner {
+            policy: &self.scan_policy,
+            backend,
+        };
+        let gate = Gate {
+            policy: self,
+            verifier: &self.verifier,
+            scanner: &scanner,
+            leaf_scanner,
+            authority: &self.authority,
+        };
         gate.run(request, &mut MemoryEvidence::default(), audit)
+    }
+
+    /// The context to inject once a human released a quarantined compaction: the trusted
+    /// instruction rendered from this policy and the request's pinned constraints, and the
+    /// summary as untrusted user data, exactly as an accepted verdict returns it.
+    pub fn released_context(
+        &self,
+        request: &GateRequest,
+        summary_text: &str,
+    ) -> Result<Vec<ContextMessage>, Refusal> {
+        request.source_digests()?;
+        let pinned = PinnedManifest::isolate(&self.policy.pinned, &request.pinned_constraints)
+            .map_err(Refusal::InvalidRequest)?;
+        let instruction = self
+            .render_trusted_instruction(&RenderInput {
+                tenant_id: &request.tenant_id,
+                task_id: &request.task_id,
+                policy_sha256: &self.policy_sha256,
+                invariant_ids: &request.expected_invariant_ids,
+                commitment_ids: &request.expected_commitment_ids,
+                pinned: &pinned,
+            })
+            .map_err(Refusal::RenderFailed)?;
+        let missing = pinned.missing_from(&instruction);
+        if !missing.is_empty() {
+            return Err(Refusal::PinnedMissing(missing));
+        }
+        Ok(vec![
+            ContextMessage {
+                role: "system".into(),
+                content: instruction,
+            },
+            ContextMessage {
+                role: "user".into(),
+                content: format!("{UNTRUSTED_MARKER}{summary_text}"),
+            },
+        ])
     }
 
     fn constraint_lines(&self) -> String {
         [&self.manifest, &self.snapshot]
             .iter()
-            .flat_map(|set| set.records.iter().map(move |r| format!("- {} [{}]: {}", r.id, set.kind.constraint_type(), r.canonical_text)))
+            .flat_map(|set| {
+                set.records.iter().map(move |r| {
+                    format!(
+                        "- {} [{}]: {}",
+                        r.id,
+                        set.kind.constraint_type(),
+                        r.canonical_text
+                    )
+                })
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -103,7 +183,10 @@ impl PolicySource for PolicyEngine {
             policy_sha256: self.policy_sha256.clone(),
             summary_min_length: c.summary_min_length,
             fallback_message_count: c.fallback_message_count,
-            limits: Limits { max_bytes: c.max_raw_output_bytes.max(1) as usize, max_depth: c.max_json_depth.max(1) as usize },
+            limits: Limits {
+                max_bytes: c.max_raw_output_bytes.max(1) as usize,
+                max_depth: c.max_json_depth.max(1) as usize,
+            },
             verifier_version: self.policy.grammar.verifier_version.clone(),
             verifier_artifact_sha256: self.policy.verifier_artifact_sha256(),
         })
@@ -118,11 +201,20 @@ impl PolicySource for PolicyEngine {
                 .pinned
                 .constraints
                 .iter()
-                .map(|p| format!("- [{}] {}: {}", p.constraint.severity, p.constraint.id, p.constraint.text))
+                .map(|p| {
+                    format!(
+                        "- [{}] {}: {}",
+                        p.constraint.severity, p.constraint.id, p.constraint.text
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        let template = self.policy.compaction.trusted_instruction.trim_start_matches('\n');
+        let template = self
+            .policy
+            .compaction
+            .trusted_instruction
+            .trim_start_matches('\n');
         let mut text = String::with_capacity(template.len() + 1024);
         let mut rest = template;
         while let Some(open) = rest.find('{') {
@@ -139,7 +231,11 @@ impl PolicySource for PolicyEngine {
                 "task_id" => text.push_str(&quoted(input.task_id)?),
                 "constraints" => text.push_str(&self.constraint_lines()),
                 "pinned" => text.push_str(&pinned),
-                other => return Err(format!("trusted_instruction has an unknown placeholder \"{{{other}}}\"")),
+                other => {
+                    return Err(format!(
+                        "trusted_instruction has an unknown placeholder \"{{{other}}}\""
+                    ))
+                }
             }
             rest = &rest[open + close + 1..];
         }

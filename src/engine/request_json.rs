@@ -9,40 +9,77 @@ use super::{GateRequest, SourceMessage, SummarizerOutput};
 /// The largest request `cq` reads (source turns included).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-fn closed<'a>(value: &'a Value, path: &str, required: &[&str], optional: &[&str]) -> Result<&'a std::collections::BTreeMap<String, Value>, String> {
-    let map = value.as_object().ok_or_else(|| format!("{path}: expected an object, found {}", value.type_name()))?;
+fn closed<'a>(
+    value: &'a Value,
+    path: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<&'a std::collections::BTreeMap<String, Value>, String> {
+    let map = value
+        .as_object()
+        .ok_or_else(|| format!("{path}: expected an object, found {}", value.type_name()))?;
     if let Some(missing) = required.iter().find(|k| !map.contains_key(**k)) {
         return Err(format!("{path}.{missing}: field is missing"));
     }
-    if let Some(extra) = map.keys().find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str())) {
-        return Err(format!("{path}.{extra}: unknown field (allowed: {})", [required, optional].concat().join(", ")));
+    if let Some(extra) = map
+        .keys()
+        .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "{path}.{extra}: unknown field (allowed: {})",
+            [required, optional].concat().join(", ")
+        ));
     }
     Ok(map)
 }
 
-fn string(map: &std::collections::BTreeMap<String, Value>, path: &str, key: &str) -> Result<String, String> {
+fn string(
+    map: &std::collections::BTreeMap<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<String, String> {
     let value = &map[key];
-    value.as_str().map(str::to_owned).ok_or_else(|| format!("{path}.{key}: expected a string, found {}", value.type_name()))
+    value.as_str().map(str::to_owned).ok_or_else(|| {
+        format!(
+            "{path}.{key}: expected a string, found {}",
+            value.type_name()
+        )
+    })
 }
 
 fn strings(value: &Value, path: &str) -> Result<Vec<String>, String> {
-    let items = value.as_array().ok_or_else(|| format!("{path}: expected an array of strings, found {}", value.type_name()))?;
+    let items = value.as_array().ok_or_else(|| {
+        format!(
+            "{path}: expected an array of strings, found {}",
+            value.type_name()
+        )
+    })?;
     items
         .iter()
         .enumerate()
-        .map(|(i, v)| v.as_str().map(str::to_owned).ok_or_else(|| format!("{path}[{i}]: expected a string, found {}", v.type_name())))
+        .map(|(i, v)| {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{path}[{i}]: expected a string, found {}", v.type_name()))
+        })
         .collect()
 }
 
 fn array<'a>(value: &'a Value, path: &str) -> Result<&'a [Value], String> {
-    value.as_array().ok_or_else(|| format!("{path}: expected an array, found {}", value.type_name()))
+    value
+        .as_array()
+        .ok_or_else(|| format!("{path}: expected an array, found {}", value.type_name()))
 }
 
 impl GateRequest {
     /// Parses request bytes; errors say what is wrong and where.
     pub fn from_json(bytes: &[u8]) -> Result<GateRequest, String> {
-        let limits = Limits { max_bytes: MAX_REQUEST_BYTES, max_depth: 16 };
-        let value = json::parse(bytes, &limits).map_err(|e| format!("request is not strict JSON: {e}"))?;
+        let limits = Limits {
+            max_bytes: MAX_REQUEST_BYTES,
+            max_depth: 16,
+        };
+        let value =
+            json::parse(bytes, &limits).map_err(|e| format!("request is not strict JSON: {e}"))?;
         GateRequest::from_value(&value)
     }
 
@@ -68,7 +105,11 @@ impl GateRequest {
             .map(|(i, m)| {
                 let path = format!("request.messages[{i}]");
                 let m = closed(m, &path, &["message_id", "role", "content"], &[])?;
-                Ok(SourceMessage { message_id: string(m, &path, "message_id")?, role: string(m, &path, "role")?, content: string(m, &path, "content")? })
+                Ok(SourceMessage {
+                    message_id: string(m, &path, "message_id")?,
+                    role: string(m, &path, "role")?,
+                    content: string(m, &path, "content")?,
+                })
             })
             .collect::<Result<Vec<_>, String>>()?;
         let pinned = array(&map["pinned_constraints"], "request.pinned_constraints")?
@@ -76,7 +117,12 @@ impl GateRequest {
             .enumerate()
             .map(|(i, p)| {
                 let path = format!("request.pinned_constraints[{i}]");
-                let p = closed(p, &path, &["id", "severity", "text"], &["forbidden_patterns"])?;
+                let p = closed(
+                    p,
+                    &path,
+                    &["id", "severity", "text"],
+                    &["forbidden_patterns"],
+                )?;
                 Ok(PinnedConstraint {
                     id: string(p, &path, "id")?,
                     severity: string(p, &path, "severity")?,
@@ -88,7 +134,12 @@ impl GateRequest {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let summarizer = closed(&map["summarizer"], "request.summarizer", &["model_revision", "raw_output"], &["error"])?;
+        let summarizer = closed(
+            &map["summarizer"],
+            "request.summarizer",
+            &["model_revision", "raw_output"],
+            &["error"],
+        )?;
         let output = match (&summarizer["raw_output"], summarizer.get("error")) {
             (Value::String(raw), None) => SummarizerOutput::Raw(raw.clone()),
             (Value::Null, Some(Value::String(why))) => SummarizerOutput::Failed(why.clone()),
@@ -107,8 +158,14 @@ impl GateRequest {
             tenant_id: string(map, "request", "tenant_id")?,
             task_id: string(map, "request", "task_id")?,
             messages,
-            expected_invariant_ids: strings(&map["expected_invariant_ids"], "request.expected_invariant_ids")?,
-            expected_commitment_ids: strings(&map["expected_commitment_ids"], "request.expected_commitment_ids")?,
+            expected_invariant_ids: strings(
+                &map["expected_invariant_ids"],
+                "request.expected_invariant_ids",
+            )?,
+            expected_commitment_ids: strings(
+                &map["expected_commitment_ids"],
+                "request.expected_commitment_ids",
+            )?,
             pinned_constraints: pinned,
             model_revision: string(summarizer, "request.summarizer", "model_revision")?,
             summarizer: output,

@@ -6,7 +6,9 @@
 
 use std::time::Instant;
 
-use crate::engine::secret_scan::{BackendError, BackendReceipt, LeafFinding, LeafScanner, ScanBackend};
+use crate::engine::secret_scan::{
+    BackendError, BackendReceipt, LeafFinding, LeafScanner, ScanBackend,
+};
 use crate::json::{self, object, Value};
 
 use super::{Finding, Scanner};
@@ -23,7 +25,10 @@ fn leaf(finding: Finding) -> LeafFinding {
 
 impl LeafScanner for Scanner {
     fn scan_field(&self, field_path: &str, text: &str) -> Vec<LeafFinding> {
-        self.scan_text(field_path, text).into_iter().map(leaf).collect()
+        self.scan_text(field_path, text)
+            .into_iter()
+            .map(leaf)
+            .collect()
     }
 }
 
@@ -38,24 +43,40 @@ fn strings<'a>(request: &'a Value, key: &str) -> Result<Vec<&'a str>, BackendErr
         .and_then(Value::as_array)
         .ok_or_else(|| BackendError::Failed(format!("scan request has no \"{key}\" list")))?
         .iter()
-        .map(|v| v.as_str().ok_or_else(|| BackendError::Failed(format!("scan request \"{key}\" holds a non-string"))))
+        .map(|v| {
+            v.as_str().ok_or_else(|| {
+                BackendError::Failed(format!("scan request \"{key}\" holds a non-string"))
+            })
+        })
         .collect()
 }
 
 fn text<'a>(request: &'a Value, key: &str) -> Result<&'a str, BackendError> {
-    request.get(key).and_then(Value::as_str).ok_or_else(|| BackendError::Failed(format!("scan request has no \"{key}\"")))
+    request
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| BackendError::Failed(format!("scan request has no \"{key}\"")))
 }
 
 impl ScanBackend for ScannerBackend<'_> {
-    fn scan_verified(&self, request: &Value, timeout_ms: i64) -> Result<BackendReceipt, BackendError> {
+    fn scan_verified(
+        &self,
+        request: &Value,
+        timeout_ms: i64,
+    ) -> Result<BackendReceipt, BackendError> {
         let started = Instant::now();
         for language in strings(request, "language_profiles")? {
             if !self.scanner.supports_language(language) {
-                return Err(BackendError::Failed(format!("language profile \"{language}\" is not supported by this scanner")));
+                return Err(BackendError::Failed(format!(
+                    "language profile \"{language}\" is not supported by this scanner"
+                )));
             }
         }
         let entity_types = strings(request, "entity_types")?;
-        let scanner = self.scanner.for_entity_types(&entity_types).map_err(|e| BackendError::Failed(e.to_string()))?;
+        let scanner = self
+            .scanner
+            .for_entity_types(&entity_types)
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
         let fields = request
             .get("fields")
             .and_then(Value::as_array)
@@ -68,9 +89,17 @@ impl ScanBackend for ScannerBackend<'_> {
                 return Err(BackendError::Timeout);
             }
         }
-        let request_sha256 = json::canonical_sha256(request).map_err(|e| BackendError::Failed(e.to_string()))?;
-        let count = request.get("scanned_field_count").and_then(Value::as_i64).unwrap_or(-1);
-        let decision = if findings.is_empty() { "CLEAN" } else { "BLOCK" };
+        let request_sha256 =
+            json::canonical_sha256(request).map_err(|e| BackendError::Failed(e.to_string()))?;
+        let count = request
+            .get("scanned_field_count")
+            .and_then(Value::as_i64)
+            .unwrap_or(-1);
+        let decision = if findings.is_empty() {
+            "CLEAN"
+        } else {
+            "BLOCK"
+        };
         let located: Vec<Value> = findings
             .iter()
             .map(|f| {
@@ -78,7 +107,10 @@ impl ScanBackend for ScannerBackend<'_> {
                     ("field_path", Value::from(&f.field_path)),
                     ("rule_id", Value::from(&f.rule_id)),
                     ("category", Value::from(&f.category)),
-                    ("span", Value::Array(vec![Value::from(f.span.start), Value::from(f.span.end)])),
+                    (
+                        "span",
+                        Value::Array(vec![Value::from(f.span.start), Value::from(f.span.end)]),
+                    ),
                 ])
             })
             .collect();
@@ -94,7 +126,9 @@ impl ScanBackend for ScannerBackend<'_> {
             findings,
         };
         if count != receipt.scanned_field_count {
-            return Err(BackendError::Failed("scan request's field count does not match its fields".into()));
+            return Err(BackendError::Failed(
+                "scan request's field count does not match its fields".into(),
+            ));
         }
         let body = object([
             ("schema_version", Value::from("cq.scan-receipt.v1")),
@@ -102,13 +136,20 @@ impl ScanBackend for ScannerBackend<'_> {
             ("policy_sha256", Value::from(&receipt.policy_sha256)),
             ("scanner_version", Value::from(scanner.version())),
             ("scanner_sha256", Value::from(&receipt.scanner_sha256)),
-            ("scanned_population_sha256", Value::from(&receipt.scanned_population_sha256)),
-            ("scanned_field_count", Value::from(receipt.scanned_field_count)),
+            (
+                "scanned_population_sha256",
+                Value::from(&receipt.scanned_population_sha256),
+            ),
+            (
+                "scanned_field_count",
+                Value::from(receipt.scanned_field_count),
+            ),
             ("decision", Value::from(decision)),
             ("finding_count", Value::from(receipt.finding_count)),
             ("findings", Value::Array(located)),
         ]);
-        receipt.receipt_sha256 = json::canonical_sha256(&body).map_err(|e| BackendError::Failed(e.to_string()))?;
+        receipt.receipt_sha256 =
+            json::canonical_sha256(&body).map_err(|e| BackendError::Failed(e.to_string()))?;
         Ok(receipt)
     }
 }

@@ -96,7 +96,10 @@ mod tests {
         let blobs = encoded_blobs(&text);
         assert_eq!(blobs.len(), 1);
         assert!(blobs[0].decoded.contains("hunter2"));
-        let hex: String = "api_key=abcdef123456".bytes().map(|b| format!("{b:02x}")).collect();
+        let hex: String = "api_key=abcdef123456"
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(encoded_blobs(&hex).len(), 1);
         assert!(encoded_blobs("3f2a9c1e0b7d4a5f6e8c9b0a1d2e3f4a5b6c7d8e").is_empty());
     }

@@ -76,7 +76,10 @@ pub(super) fn is_placeholder(s: &str) -> bool {
     {
         return true;
     }
-    let env_var = b.len() > 1 && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let env_var = b.len() > 1
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     if b.first() == Some(&b'$') && (env_var || b.get(1).is_some_and(|c| *c == b'{' || *c == b'(')) {
         return true;
     }
@@ -138,7 +141,11 @@ pub(super) fn is_reference(s: &str) -> bool {
     }
     if let Some(open) = s.find(['(', '[']) {
         let head = &s[..open];
-        if !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ' ') {
+        if !head.is_empty()
+            && head
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ' ')
+        {
             return true;
         }
     }
@@ -146,7 +153,9 @@ pub(super) fn is_reference(s: &str) -> bool {
     parts.len() >= 2
         && parts.iter().all(|p| {
             !p.is_empty()
-                && p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 && !looks_random(p)
         })
@@ -171,7 +180,8 @@ pub(super) fn is_path_or_url(s: &str) -> bool {
         || s.starts_with('\\')
         || (s.len() > 2 && s.as_bytes()[1] == b':' && s.as_bytes()[2] == b'\\')
         || (s.contains('/')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
             && !s.contains("//"))
 }
 
@@ -186,10 +196,16 @@ pub(super) fn embedded_in_digit_run(before: &str, after: &str) -> bool {
         return true;
     }
     // An IBAN-style group before it: `AL47 212A ` + the digits.
-    let prev_token = before.trim_end_matches(' ').rsplit(' ').next().unwrap_or("");
+    let prev_token = before
+        .trim_end_matches(' ')
+        .rsplit(' ')
+        .next()
+        .unwrap_or("");
     before.ends_with(' ')
         && prev_token.len() == 4
-        && prev_token.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && prev_token
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
         && prev_token.bytes().any(|c| c.is_ascii_digit())
 }
 
@@ -208,7 +224,8 @@ pub(super) fn is_version_or_number(s: &str) -> bool {
     let t = s.trim_start_matches(['v', 'V']);
     !t.is_empty()
         && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
 }
 
 #[cfg(test)]

@@ -28,14 +28,19 @@ pub(super) fn check(v: Validator, s: &str, d: &[u8], before: &str) -> Outcome {
         Validator::Icao => icao(s),
         Validator::SgNric => sg_nric(s),
         Validator::AuAbn => au_abn(d),
-        Validator::AuAcn => weighted(d, &[8, 7, 6, 5, 4, 3, 2, 1]).is_some_and(|s| (10 - s % 10) % 10 == u32::from(d[8])),
-        Validator::AuTfn => d.len() == 9 && weighted(d, &[1, 4, 3, 7, 5, 8, 6, 9, 10]).is_some_and(|s| s % 11 == 0),
+        Validator::AuAcn => weighted(d, &[8, 7, 6, 5, 4, 3, 2, 1])
+            .is_some_and(|s| (10 - s % 10) % 10 == u32::from(d[8])),
+        Validator::AuTfn => {
+            d.len() == 9 && weighted(d, &[1, 4, 3, 7, 5, 8, 6, 9, 10]).is_some_and(|s| s % 11 == 0)
+        }
         Validator::AuMedicare => au_medicare(d),
         Validator::KrBrn => kr_brn(d),
         Validator::Aba => aba(d),
         Validator::DeRvnr => de_rvnr(s),
         Validator::DeLanr => {
-            d.len() == 9 && weighted(d, &[4, 9, 4, 9, 4, 9]).is_some_and(|s| (10 - s % 10) % 10 == u32::from(d[6]))
+            d.len() == 9
+                && weighted(d, &[4, 9, 4, 9, 4, 9])
+                    .is_some_and(|s| (10 - s % 10) % 10 == u32::from(d[6]))
         }
         Validator::LuhnId => luhn(d),
         Validator::UkNino => uk_nino(s),
@@ -90,7 +95,10 @@ fn iso7064_mod11_10(d: &[u8]) -> u8 {
 
 fn fi_hetu(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() != 11 || !b[..6].iter().all(u8::is_ascii_digit) || !b[7..10].iter().all(u8::is_ascii_digit) {
+    if b.len() != 11
+        || !b[..6].iter().all(u8::is_ascii_digit)
+        || !b[7..10].iter().all(u8::is_ascii_digit)
+    {
         return false;
     }
     let n = |i: usize| b[i] - b'0';
@@ -168,7 +176,11 @@ fn verhoeff(d: &[u8]) -> bool {
 /// Korean RRN/FRN: date and gender digit are required; the check digit (dropped for numbers
 /// issued since October 2020) confirms.
 fn kr_rrn(d: &[u8]) -> Outcome {
-    if d.len() != 13 || !date_ok(d[2] * 10 + d[3], d[4] * 10 + d[5]) || !(1..=8).contains(&d[6]) || low_variety(d) {
+    if d.len() != 13
+        || !date_ok(d[2] * 10 + d[3], d[4] * 10 + d[5])
+        || !(1..=8).contains(&d[6])
+        || low_variety(d)
+    {
         return Outcome::Reject;
     }
     let w = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5];
@@ -196,8 +208,13 @@ fn th_tnin(d: &[u8]) -> bool {
         return false;
     }
     let province = d[1] * 10 + d[2];
-    let valid_province = matches!(province, 10..=27 | 30..=49 | 50..=58 | 60..=67 | 70..=77 | 80..=86 | 90..=96);
-    let sum: u32 = d[..12].iter().enumerate().map(|(i, &x)| u32::from(x) * (13 - i as u32)).sum();
+    let valid_province =
+        matches!(province, 10..=27 | 30..=49 | 50..=58 | 60..=67 | 70..=77 | 80..=86 | 90..=96);
+    let sum: u32 = d[..12]
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| u32::from(x) * (13 - i as u32))
+        .sum();
     valid_province && (11 - sum % 11) % 10 == u32::from(d[12])
 }
 
@@ -231,7 +248,8 @@ fn es_nif(s: &str) -> bool {
     let Ok(n) = digits.parse::<u64>() else {
         return false;
     };
-    (7..=8).contains(&digits.len()) && NIF_LETTERS[(n % 23) as usize] == letter.to_ascii_uppercase() as u8
+    (7..=8).contains(&digits.len())
+        && NIF_LETTERS[(n % 23) as usize] == letter.to_ascii_uppercase() as u8
 }
 
 fn es_nie(s: &str) -> bool {
@@ -391,7 +409,11 @@ fn de_plz(s: &str, before: &str) -> Outcome {
     if s.len() != 5 || s.ends_with("000") || s == "99999" {
         return Outcome::Reject;
     }
-    let prev = before.trim_end().rsplit([' ', '\n', '\t']).next().unwrap_or("");
+    let prev = before
+        .trim_end()
+        .rsplit([' ', '\n', '\t'])
+        .next()
+        .unwrap_or("");
     if prev.eq_ignore_ascii_case("plz") || prev.eq_ignore_ascii_case("postleitzahl") {
         return Outcome::Confirmed;
     }
@@ -409,7 +431,11 @@ fn uk_nino(s: &str) -> bool {
 
 /// US DEA number: (d1 + d3 + d5) + 2 * (d2 + d4 + d6) ends in d7.
 fn dea(s: &str) -> bool {
-    let d: Vec<u32> = s.bytes().skip(2).filter_map(|b| (b as char).to_digit(10)).collect();
+    let d: Vec<u32> = s
+        .bytes()
+        .skip(2)
+        .filter_map(|b| (b as char).to_digit(10))
+        .collect();
     if d.len() != 7 {
         return false;
     }
@@ -421,7 +447,10 @@ mod tests {
     use super::*;
 
     fn digits(s: &str) -> Vec<u8> {
-        s.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect()
+        s.bytes()
+            .filter(u8::is_ascii_digit)
+            .map(|b| b - b'0')
+            .collect()
     }
 
     #[test]

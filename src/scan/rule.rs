@@ -45,7 +45,9 @@ pub enum RuleError {
 }
 
 /// What kind of sensitive data a rule finds. Serialises as lower-case words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     Credential,
@@ -85,7 +87,9 @@ impl fmt::Display for Category {
 }
 
 /// How sure a rule is: `high` for checksummed or unmistakable formats, `low` for hints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     Low,
@@ -190,12 +194,14 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         })?;
     let validator = match &spec.validator {
         None => None,
-        Some(name) => Some(Validator::from_name(name).ok_or_else(|| {
-            RuleError::UnknownValidator {
-                id: spec.id.clone(),
-                name: name.clone(),
-            }
-        })?),
+        Some(name) => {
+            Some(
+                Validator::from_name(name).ok_or_else(|| RuleError::UnknownValidator {
+                    id: spec.id.clone(),
+                    name: name.clone(),
+                })?,
+            )
+        }
     };
     let entity = spec
         .entity
@@ -265,7 +271,10 @@ impl Rule {
                     .skip(1)
                     .find_map(|(m, name)| if name == Some("key") { None } else { m })
             };
-            let Some(m) = caps.name("secret").or_else(first_value).or_else(|| caps.get(0))
+            let Some(m) = caps
+                .name("secret")
+                .or_else(first_value)
+                .or_else(|| caps.get(0))
             else {
                 continue;
             };

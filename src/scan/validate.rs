@@ -91,7 +91,12 @@ validators! {
 
 pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
     let s = ctx.secret;
-    let digits = || -> Vec<u8> { s.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect() };
+    let digits = || -> Vec<u8> {
+        s.bytes()
+            .filter(u8::is_ascii_digit)
+            .map(|b| b - b'0')
+            .collect()
+    };
     match v {
         Validator::Luhn => card(&digits()),
         Validator::Iban => confirm(iban(s)),
@@ -165,7 +170,8 @@ fn card(d: &[u8]) -> Outcome {
 /// IBAN: country length table and ISO 7064 mod-97.
 fn iban(s: &str) -> bool {
     iban_exact(s)
-        || s.rsplit_once(' ').is_some_and(|(head, tail)| tail.len() < 4 && iban_exact(head))
+        || s.rsplit_once(' ')
+            .is_some_and(|(head, tail)| tail.len() < 4 && iban_exact(head))
 }
 
 fn iban_exact(s: &str) -> bool {
@@ -190,7 +196,11 @@ fn iban_exact(s: &str) -> bool {
             b'A'..=b'Z' => u32::from(b - b'A') + 10,
             _ => return false,
         };
-        rem = if v >= 10 { (rem * 100 + v) % 97 } else { (rem * 10 + v) % 97 };
+        rem = if v >= 10 {
+            (rem * 100 + v) % 97
+        } else {
+            (rem * 10 + v) % 97
+        };
     }
     rem == 1
 }
@@ -220,7 +230,14 @@ fn ssn(s: &str) -> Outcome {
         || area.starts_with('9')
         || group == "00"
         || serial == "0000"
-        || ["078051120", "219099999", "123456789", "111111111", "457555462"].contains(&d.as_str());
+        || [
+            "078051120",
+            "219099999",
+            "123456789",
+            "111111111",
+            "457555462",
+        ]
+        .contains(&d.as_str());
     if bad {
         Outcome::Reject
     } else if seps.is_empty() {
@@ -300,23 +317,133 @@ fn base62(mut n: u32, width: usize) -> String {
 
 /// Words that, as the last part of a variable name, mean the value is not itself a secret.
 const NON_SECRET_SUFFIXES: &[&str] = &[
-    "id", "ids", "name", "names", "url", "uri", "urls", "endpoint", "file", "files", "path", "dir",
-    "size", "length", "len", "type", "types", "version", "format", "label", "field", "count",
-    "index", "prefix", "suffix", "header", "event", "pressed", "mode", "policy", "store", "vault",
-    "manager", "provider", "class", "style", "selector", "hash", "algorithm", "alg", "expiry",
-    "expires", "timeout", "ttl", "enabled", "required", "min", "max", "limit", "location",
-    "region", "arn", "ref", "reference", "env", "variable", "var", "method", "scheme", "usage",
-    "frame", "frames", "code", "column", "col", "table", "keys", "list", "map", "set", "regex",
-    "pattern", "hint", "help", "label", "placeholder", "text", "message", "msg", "title",
+    "id",
+    "ids",
+    "name",
+    "names",
+    "url",
+    "uri",
+    "urls",
+    "endpoint",
+    "file",
+    "files",
+    "path",
+    "dir",
+    "size",
+    "length",
+    "len",
+    "type",
+    "types",
+    "version",
+    "format",
+    "label",
+    "field",
+    "count",
+    "index",
+    "prefix",
+    "suffix",
+    "header",
+    "event",
+    "pressed",
+    "mode",
+    "policy",
+    "store",
+    "vault",
+    "manager",
+    "provider",
+    "class",
+    "style",
+    "selector",
+    "hash",
+    "algorithm",
+    "alg",
+    "expiry",
+    "expires",
+    "timeout",
+    "ttl",
+    "enabled",
+    "required",
+    "min",
+    "max",
+    "limit",
+    "location",
+    "region",
+    "arn",
+    "ref",
+    "reference",
+    "env",
+    "variable",
+    "var",
+    "method",
+    "scheme",
+    "usage",
+    "frame",
+    "frames",
+    "code",
+    "column",
+    "col",
+    "table",
+    "keys",
+    "list",
+    "map",
+    "set",
+    "regex",
+    "pattern",
+    "hint",
+    "help",
+    "label",
+    "placeholder",
+    "text",
+    "message",
+    "msg",
+    "title",
 ];
 
 /// Qualifiers that make a key-like word something other than a credential.
 const NON_SECRET_QUALIFIERS: &[&str] = &[
-    "public", "foreign", "primary", "sort", "partition", "sequence", "schema", "bucket", "cache",
-    "csrf", "xsrf", "authenticity", "page", "next", "continuation", "cancellation", "pagination",
-    "sync", "issuer", "kms", "monkey", "turkey", "donkey", "hockey", "whiskey", "jockey", "hot",
-    "short", "shortcut", "keyboard", "keyword", "keyframe", "keystore", "keytab", "keychain",
-    "keypair", "keyspace", "keypress", "keydown", "keyup", "keycode", "keyed", "keying",
+    "public",
+    "foreign",
+    "primary",
+    "sort",
+    "partition",
+    "sequence",
+    "schema",
+    "bucket",
+    "cache",
+    "csrf",
+    "xsrf",
+    "authenticity",
+    "page",
+    "next",
+    "continuation",
+    "cancellation",
+    "pagination",
+    "sync",
+    "issuer",
+    "kms",
+    "monkey",
+    "turkey",
+    "donkey",
+    "hockey",
+    "whiskey",
+    "jockey",
+    "hot",
+    "short",
+    "shortcut",
+    "keyboard",
+    "keyword",
+    "keyframe",
+    "keystore",
+    "keytab",
+    "keychain",
+    "keypair",
+    "keyspace",
+    "keypress",
+    "keydown",
+    "keyup",
+    "keycode",
+    "keyed",
+    "keying",
 ];
 
 fn key_words(key: &str) -> Vec<String> {
@@ -353,11 +480,21 @@ fn key_strength(key: &str) -> u8 {
     if NON_SECRET_SUFFIXES.contains(&last.as_str()) {
         return 0;
     }
-    if words.iter().any(|w| NON_SECRET_QUALIFIERS.contains(&w.as_str())) {
+    if words
+        .iter()
+        .any(|w| NON_SECRET_QUALIFIERS.contains(&w.as_str()))
+    {
         return 0;
     }
     let joined = words.concat();
-    let password_like = ["password", "passwd", "passphrase", "pwd", "passwort", "pass"];
+    let password_like = [
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "passwort",
+        "pass",
+    ];
     if last == "secret" {
         return 2;
     }
@@ -365,12 +502,33 @@ fn key_strength(key: &str) -> u8 {
         return 2;
     }
     let secret_like = [
-        "secret", "token", "apikey", "api", "key", "credential", "credentials", "auth", "bearer",
-        "private", "access", "license", "licence", "pat", "session", "cookie", "salt",
-        "hmac", "seed", "sid", "passcode", "pin",
+        "secret",
+        "token",
+        "apikey",
+        "api",
+        "key",
+        "credential",
+        "credentials",
+        "auth",
+        "bearer",
+        "private",
+        "access",
+        "license",
+        "licence",
+        "pat",
+        "session",
+        "cookie",
+        "salt",
+        "hmac",
+        "seed",
+        "sid",
+        "passcode",
+        "pin",
     ];
     if words.iter().any(|w| secret_like.contains(&w.as_str()))
-        || ["secret", "token", "apikey", "credential"].iter().any(|w| joined.contains(w))
+        || ["secret", "token", "apikey", "credential"]
+            .iter()
+            .any(|w| joined.contains(w))
     {
         return 1;
     }
@@ -394,7 +552,10 @@ fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
         return password_value(s);
     }
     let c = filter::classes(s);
-    let kinds = [c.lower, c.upper, c.digit, c.symbol].iter().filter(|&&n| n > 0).count();
+    let kinds = [c.lower, c.upper, c.digit, c.symbol]
+        .iter()
+        .filter(|&&n| n > 0)
+        .count();
     let entropy = filter::shannon_entropy(s);
     let long_enough = s.len() >= 10;
     if long_enough && entropy >= 3.0 && kinds >= 2 && c.digit + c.upper > 0 {
@@ -419,16 +580,60 @@ fn password(ctx: &MatchCtx<'_>) -> Outcome {
 }
 
 const COMMON_PASSWORD_WORDS: &[&str] = &[
-    "password", "passwd", "pass", "pwd", "secret", "token", "test", "changeit", "none", "null",
-    "nil", "true", "false", "required", "optional", "string", "undefined", "hidden", "empty",
-    "invalid", "missing", "incorrect", "wrong", "correct", "expired", "masked", "unset", "set",
-    "changed", "stored", "needed", "provided", "configured", "valid", "ignored", "username",
-    "user", "secure", "encrypted", "generated", "rotated", "revoked", "sensitive", "blank",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "test",
+    "changeit",
+    "none",
+    "null",
+    "nil",
+    "true",
+    "false",
+    "required",
+    "optional",
+    "string",
+    "undefined",
+    "hidden",
+    "empty",
+    "invalid",
+    "missing",
+    "incorrect",
+    "wrong",
+    "correct",
+    "expired",
+    "masked",
+    "unset",
+    "set",
+    "changed",
+    "stored",
+    "needed",
+    "provided",
+    "configured",
+    "valid",
+    "ignored",
+    "username",
+    "user",
+    "secure",
+    "encrypted",
+    "generated",
+    "rotated",
+    "revoked",
+    "sensitive",
+    "blank",
 ];
 
 /// A value that restates its own name (`KeyMeshing = "id-Gost-KeyMeshing"`).
 fn restates_name(key: &str, value: &str) -> bool {
-    let norm = |s: &str| -> String { s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect() };
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
     let (k, v) = (norm(key), norm(value));
     v.len() >= 6 && k.contains(&v)
 }
@@ -437,14 +642,19 @@ fn restates_name(key: &str, value: &str) -> bool {
 fn constant_name(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
     s.chars().all(|c| c.is_ascii_uppercase() || c == '_')
-        && ["token", "key", "secret", "password", "pass", "credential"].iter().any(|w| lower.contains(w))
+        && ["token", "key", "secret", "password", "pass", "credential"]
+            .iter()
+            .any(|w| lower.contains(w))
 }
 
 /// A value ending in a version number (`jjwt-jackson-0.11.2`).
 fn ends_with_version(s: &str) -> bool {
     let tail = s.rsplit(['-', '_', ':', '@']).next().unwrap_or("");
     let t = tail.trim_start_matches(['v', 'V']);
-    tail.len() < s.len() && t.contains('.') && t.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    tail.len() < s.len()
+        && t.contains('.')
+        && t.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Whether one of `vendors` starts a word of `key` (or a run of whole words), so `sumObj` and
@@ -459,7 +669,11 @@ fn vendor_aligned(key: &str, vendors: &[String]) -> bool {
             bounds.push(joined.len());
         }
         vendors.iter().any(|v| {
-            let v: String = v.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect();
+            let v: String = v
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
             joined.starts_with(&v) && (v.len() <= words[i].len() || bounds.contains(&v.len()))
         })
     })
@@ -473,8 +687,14 @@ fn vendor_secret(ctx: &MatchCtx<'_>) -> Outcome {
             return Outcome::Reject;
         }
         let words = key_words(key);
-        let non_secret = ["url", "uri", "path", "file", "dir", "name", "version", "region", "endpoint", "host", "domain", "email", "user", "username", "org", "project"];
-        if words.last().is_some_and(|w| non_secret.contains(&w.as_str())) {
+        let non_secret = [
+            "url", "uri", "path", "file", "dir", "name", "version", "region", "endpoint", "host",
+            "domain", "email", "user", "username", "org", "project",
+        ];
+        if words
+            .last()
+            .is_some_and(|w| non_secret.contains(&w.as_str()))
+        {
             return Outcome::Reject;
         }
     }
@@ -493,7 +713,11 @@ fn vendor_secret(ctx: &MatchCtx<'_>) -> Outcome {
 /// The password part of a URL's user-info.
 fn url_password(s: &str) -> Outcome {
     let lower = s.to_ascii_lowercase();
-    if filter::is_reference(s) || filter::is_placeholder(s) || s.starts_with('<') || s.starts_with('{') {
+    if filter::is_reference(s)
+        || filter::is_placeholder(s)
+        || s.starts_with('<')
+        || s.starts_with('{')
+    {
         return Outcome::Reject;
     }
     if ["password", "pass", "passwd", "pwd", "pw", "xxx"].contains(&lower.as_str()) {
@@ -525,8 +749,21 @@ fn user_pass(s: &str) -> Outcome {
 /// The credential part of an Authorization header.
 fn auth_header(s: &str) -> Outcome {
     let lower = s.to_ascii_lowercase();
-    let schemes = ["bearer", "basic", "token", "digest", "negotiate", "apikey", "api-token", "ssws"];
-    if s.len() < 8 || schemes.contains(&lower.as_str()) || filter::is_reference(s) || filter::is_placeholder(s) {
+    let schemes = [
+        "bearer",
+        "basic",
+        "token",
+        "digest",
+        "negotiate",
+        "apikey",
+        "api-token",
+        "ssws",
+    ];
+    if s.len() < 8
+        || schemes.contains(&lower.as_str())
+        || filter::is_reference(s)
+        || filter::is_placeholder(s)
+    {
         return Outcome::Reject;
     }
     let c = filter::classes(s);
@@ -543,8 +780,12 @@ fn password_value(s: &str) -> Outcome {
         return Outcome::Reject;
     }
     let letters = c.lower + c.upper;
-    let mixed_case = c.lower > 0 && c.upper > 0 && !(c.upper == 1 && s.chars().next().is_some_and(|ch| ch.is_ascii_uppercase()));
-    let symbolic = s.chars().any(|ch| !ch.is_ascii_alphanumeric() && ch != '_' && ch != '-' && ch != '.');
+    let mixed_case = c.lower > 0
+        && c.upper > 0
+        && !(c.upper == 1 && s.chars().next().is_some_and(|ch| ch.is_ascii_uppercase()));
+    let symbolic = s
+        .chars()
+        .any(|ch| !ch.is_ascii_alphanumeric() && ch != '_' && ch != '-' && ch != '.');
     if c.digit > 0 && letters > 0 || symbolic && letters > 0 || mixed_case {
         if s.len() >= 6 {
             Outcome::Neutral
@@ -580,9 +821,14 @@ fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
     }
     let c = filter::classes(s);
     let letters = c.lower + c.upper;
-    let strong_symbol = s.chars().any(|ch| !ch.is_ascii_alphanumeric() && !"-_.'".contains(ch));
+    let strong_symbol = s
+        .chars()
+        .any(|ch| !ch.is_ascii_alphanumeric() && !"-_.'".contains(ch));
     let inner_upper = s.chars().skip(1).any(|ch| ch.is_ascii_uppercase()) && c.lower > 0;
-    if (c.digit > 0 && (letters > 0 || s.len() >= 6)) || (strong_symbol && letters > 0) || inner_upper {
+    if (c.digit > 0 && (letters > 0 || s.len() >= 6))
+        || (strong_symbol && letters > 0)
+        || inner_upper
+    {
         Outcome::Neutral
     } else {
         Outcome::Reject
@@ -594,12 +840,27 @@ fn email(ctx: &MatchCtx<'_>) -> Outcome {
     let Some((local, domain)) = lower.rsplit_once('@') else {
         return Outcome::Reject;
     };
-    let reserved = ["example.com", "example.org", "example.net", "localhost", ".test", ".invalid", ".example", ".local"];
-    if local.is_empty() || reserved.iter().any(|r| domain == r.trim_start_matches('.') || domain.ends_with(r)) {
+    let reserved = [
+        "example.com",
+        "example.org",
+        "example.net",
+        "localhost",
+        ".test",
+        ".invalid",
+        ".example",
+        ".local",
+    ];
+    if local.is_empty()
+        || reserved
+            .iter()
+            .any(|r| domain == r.trim_start_matches('.') || domain.ends_with(r))
+    {
         return Outcome::Reject;
     }
     let tld = domain.rsplit('.').next().unwrap_or("");
-    let file_ext = ["png", "jpg", "jpeg", "gif", "svg", "webp", "js", "css", "py", "rs", "go", "json"];
+    let file_ext = [
+        "png", "jpg", "jpeg", "gif", "svg", "webp", "js", "css", "py", "rs", "go", "json",
+    ];
     if file_ext.contains(&tld) {
         return Outcome::Reject;
     }
@@ -665,7 +926,8 @@ fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
     if d.len() < 7 || d.len() > 15 || d.iter().all(|&x| x == d[0]) {
         return Outcome::Reject;
     }
-    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-' || c == '+')
+    if prev_char(ctx)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-' || c == '+')
         || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '-')
     {
         return Outcome::Reject;
@@ -727,7 +989,13 @@ fn bech32(s: &str) -> bool {
             None => return false,
         }
     }
-    let gen = [0x3b6a_57b2u32, 0x2650_8e6d, 0x1ea1_19fa, 0x3d42_33dd, 0x2a14_62b3];
+    let gen = [
+        0x3b6a_57b2u32,
+        0x2650_8e6d,
+        0x1ea1_19fa,
+        0x3d42_33dd,
+        0x2a14_62b3,
+    ];
     let mut chk: u32 = 1;
     for v in values {
         let top = chk >> 25;
@@ -751,7 +1019,9 @@ mod tests {
         assert!(iban("DE89370400440532013000"));
         assert!(!iban("DE89370400440532013001"));
         assert!(base58check("3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"));
-        assert!(bech32("bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297"));
+        assert!(bech32(
+            "bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297"
+        ));
         assert_eq!(base62(0, 6), "000000");
     }
 

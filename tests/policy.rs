@@ -1,0 +1,85 @@
+//! The built-in policies parse, compile (every conflict pattern meets its examples and
+//! negative examples) and keep the properties the gate relies on.
+#![allow(clippy::unwrap_used)]
+
+use cq::engine::PolicyEngine;
+use cq::policy::{Policy, BUILTIN};
+
+#[test]
+fn every_builtin_policy_loads_and_compiles() {
+    for (name, _) in BUILTIN {
+        let policy = Policy::builtin(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        PolicyEngine::new(policy, &"b".repeat(64)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn default_policy_is_realistic() {
+    let policy = Policy::builtin("default").unwrap();
+    let records = policy.invariants.records.len() + policy.commitments.records.len();
+    assert!(records >= 8, "only {records} invariants and commitments");
+    let predicates: Vec<&str> = policy
+        .invariants
+        .records
+        .iter()
+        .chain(&policy.commitments.records)
+        .map(|r| r.canonical_predicate.as_str())
+        .collect();
+    for predicate in &predicates {
+        assert!(
+            policy
+                .grammar
+                .required
+                .iter()
+                .any(|r| r.predicate == *predicate),
+            "no required clause for {predicate}"
+        );
+        assert!(
+            policy
+                .grammar
+                .conflicts
+                .iter()
+                .any(|c| c.predicate == *predicate),
+            "no conflict pattern for {predicate}"
+        );
+    }
+    assert!(policy.grammar.clauses.iter().any(|c| c.contains("{path}")));
+}
+
+#[test]
+fn policy_digest_is_stable_and_sensitive() {
+    let a = Policy::builtin("default").unwrap();
+    let mut b = a.clone();
+    assert_eq!(a.sha256(), b.sha256());
+    b.compaction.summary_min_length += 1;
+    assert_ne!(a.sha256(), b.sha256());
+}
+
+#[test]
+fn seed_compatible_keeps_the_seed_grammar() {
+    let policy = Policy::builtin("seed-compatible").unwrap();
+    assert_eq!(policy.grammar.verifier_version, "conflict-rules-2026-07-28");
+    assert_eq!(policy.verifier_artifact_sha256(), "a".repeat(64));
+    assert_eq!(policy.compaction.summary_min_length, 10);
+    let ids: Vec<&str> = policy
+        .invariants
+        .records
+        .iter()
+        .chain(&policy.commitments.records)
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(ids, ["SAFETY-1", "COMMIT-1"]);
+}
+
+#[test]
+fn invalid_policies_are_refused_with_the_reason() {
+    let text = BUILTIN.iter().find(|(n, _)| *n == "default").unwrap().1;
+    let zero = text.replace("fallback_message_count = 8", "fallback_message_count = 0");
+    let err = Policy::from_toml(&zero, "test").unwrap_err().to_string();
+    assert!(err.contains("fallback_message_count"), "{err}");
+    let extra = text.replace("[compaction]", "[compaction]\nsurprise = 1");
+    assert!(Policy::from_toml(&extra, "test")
+        .unwrap_err()
+        .to_string()
+        .contains("surprise"));
+}
