@@ -53,8 +53,22 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
 }
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bench.db");
+    // `CQ_BENCH_VERIFY=PATH` only verifies an existing store (for profiling `verify`).
+    if let Some(path) = std::env::var_os("CQ_BENCH_VERIFY") {
+        let store = open(std::path::Path::new(&path));
+        let (report, took, cpu) = timed(|| verify(&store, None).unwrap());
+        println!(
+            "verify: {} entries, ok {}, wall {took:?}, cpu {cpu:?}",
+            report.entries,
+            report.is_ok()
+        );
+        return;
+    }
+    // `CQ_BENCH_KEEP=DIR` keeps the store in DIR instead of a temporary directory.
+    let kept = std::env::var_os("CQ_BENCH_KEEP").map(std::path::PathBuf::from);
+    let temp = tempfile::tempdir().unwrap();
+    let dir = kept.as_deref().unwrap_or(temp.path());
+    let path = dir.join("bench.db");
     let store = open(&path);
     let team = team(&store);
     let mut rows = Vec::new();

@@ -4,14 +4,14 @@
 //! requests and reports must hash to their digests (a released request is what the runtime
 //! injects, so a rewritten one must not pass).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
-use super::entries::Facts;
+use super::entries::{Facts, SEEN_REQUEST, SEEN_ROW};
 use super::VerifyReport;
 use crate::audit::ReceiptKind;
 use sha2::{Digest, Sha256};
 
-use crate::audit::hex;
+use crate::audit::unhex32;
 use crate::store::{Store, StoreError};
 
 pub(super) fn tables(
@@ -25,31 +25,23 @@ pub(super) fn tables(
     reviewers(store, facts, report)
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+/// Whether `text` hashes to the hex digest `claimed`.
+fn hashes_to(text: &[u8], claimed: &str) -> bool {
+    unhex32(claimed).is_some_and(|c| c == <[u8; 32]>::from(Sha256::digest(text)))
 }
 
 fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
     let err = StoreError::sql("reading compactions");
     let mut st = store
         .conn()
-        .prepare(
-            "SELECT c.id, c.status, c.request_sha256, c.report_sha256, r.request_json
-             FROM compactions c LEFT JOIN requests r ON r.compaction_id = c.id",
-        )
+        .prepare("SELECT id, status, request_sha256, report_sha256 FROM compactions")
         .map_err(err)?;
     let mut rows = st.query([]).map_err(err)?;
-    let mut seen = BTreeSet::new();
     while let Some(row) = rows.next().map_err(err)? {
         let id: String = row.get(0).map_err(err)?;
         let status: String = row.get(1).map_err(err)?;
         let request_sha256: String = row.get(2).map_err(err)?;
         let report_sha256: String = row.get(3).map_err(err)?;
-        let request_json = row
-            .get_ref(4)
-            .map_err(err)?
-            .as_bytes_or_null()
-            .map_err(|e| err(e.into()))?;
         let Some(f) = facts.compactions.get(&id) else {
             report.push(
                 None,
@@ -57,14 +49,11 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
             );
             continue;
         };
-        seen.insert(id.clone());
         let at = Some(f.verdict_seq);
-        if request_sha256 != f.request_sha256
-            || request_json.map(sha256_hex).as_ref() != Some(&f.request_sha256)
-        {
+        if request_sha256 != f.request_sha256 {
             report.push(
                 at,
-                format!("stored request of compaction \"{id}\" differs from its receipt"),
+                format!("request digest of compaction \"{id}\" differs from its receipt"),
             );
         }
         if report_sha256 != f.latest_report {
@@ -85,13 +74,49 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
                 format!("compaction \"{id}\" has status \"{status}\" but its receipts say \"{expected}\""),
             );
         }
+        f.mark(SEEN_ROW);
     }
     for (id, f) in &facts.compactions {
-        if !seen.contains(id) {
-            report.push(
-                Some(f.verdict_seq),
-                format!("compaction \"{id}\" was deleted from the store"),
-            );
+        if !f.was_seen(SEEN_ROW) {
+            let msg = format!("compaction \"{id}\" was deleted from the store");
+            report.push(Some(f.verdict_seq), msg);
+        }
+    }
+    requests(store, facts, report)
+}
+
+/// Request texts, read in storage order, must hash to the digest their verdict receipt binds.
+fn requests(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
+    let err = StoreError::sql("reading requests");
+    let mut st = store
+        .conn()
+        .prepare("SELECT compaction_id, request_json FROM requests")
+        .map_err(err)?;
+    let mut rows = st.query([]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let id = row
+            .get_ref(0)
+            .map_err(err)?
+            .as_str()
+            .map_err(|e| err(e.into()))?;
+        let text = row
+            .get_ref(1)
+            .map_err(err)?
+            .as_bytes()
+            .map_err(|e| err(e.into()))?;
+        let Some((id, f)) = facts.compactions.get_key_value(id) else {
+            continue; // reported with its compaction row
+        };
+        if !hashes_to(text, &f.request_sha256) {
+            let msg = format!("stored request of compaction \"{id}\" differs from its receipt");
+            report.push(Some(f.verdict_seq), msg);
+        }
+        f.mark(SEEN_REQUEST);
+    }
+    for (id, f) in &facts.compactions {
+        if !f.was_seen(SEEN_REQUEST) {
+            let msg = format!("stored request of compaction \"{id}\" is missing");
+            report.push(Some(f.verdict_seq), msg);
         }
     }
     Ok(())
@@ -104,26 +129,28 @@ fn reports(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<()
         .prepare("SELECT compaction_id, report_sha256, report_json FROM reports ORDER BY id")
         .map_err(err)?;
     let mut rows = st.query([]).map_err(err)?;
-    let mut latest: HashMap<String, String> = HashMap::new();
+    // Rows come in insertion order, so the last one seen per compaction is its latest.
     while let Some(row) = rows.next().map_err(err)? {
-        let id: String = row.get(0).map_err(err)?;
-        let digest: String = row.get(1).map_err(err)?;
-        let text = row
-            .get_ref(2)
-            .map_err(err)?
-            .as_bytes()
-            .map_err(|e| err(e.into()))?;
-        if sha256_hex(text) != digest {
-            let at = facts.compactions.get(&id).map(|f| f.verdict_seq);
-            report.push(
-                at,
-                format!("a stored report of compaction \"{id}\" does not match its digest"),
-            );
+        let text_at = |i| {
+            row.get_ref(i)
+                .map_err(err)?
+                .as_bytes()
+                .map_err(|e| err(e.into()))
+        };
+        let id = std::str::from_utf8(text_at(0)?).unwrap_or("");
+        let digest = std::str::from_utf8(text_at(1)?).unwrap_or("");
+        let ok = hashes_to(text_at(2)?, digest);
+        let known = facts.compactions.get_key_value(id);
+        if !ok {
+            let msg = format!("a stored report of compaction \"{id}\" does not match its digest");
+            report.push(known.map(|(_, f)| f.verdict_seq), msg);
         }
-        latest.insert(id, digest);
+        if let Some((_, f)) = known {
+            f.stored_report.set(unhex32(digest));
+        }
     }
     for (id, f) in &facts.compactions {
-        if latest.get(id) != Some(&f.latest_report) {
+        if f.stored_report.get() != unhex32(&f.latest_report) {
             let msg =
                 format!("latest stored report of compaction \"{id}\" differs from its receipts");
             report.push(Some(f.latest_report_seq), msg);

@@ -2,7 +2,9 @@
 //! parallel (hashes, canonical form, envelope, signature), then folds them in order (sequence
 //! numbers, chain links, Merkle frontier) and collects the facts the table cross-check needs.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
@@ -25,7 +27,7 @@ const CHUNK: i64 = 16_384;
 /// What the receipts say, for the cross-check against the tables.
 #[derive(Debug, Default)]
 pub(super) struct Facts {
-    pub compactions: HashMap<String, CompactionFacts>,
+    pub compactions: HashMap<String, CompactionFacts, Fnv>,
     /// Approval, decision and reveal receipts by sequence number.
     pub signed: BTreeMap<u64, SignedFact>,
     /// Reviewer registrations by sequence number.
@@ -42,7 +44,48 @@ pub(super) struct CompactionFacts {
     pub latest_report_seq: u64,
     /// `(seq, action)` of the decision receipt.
     pub decision: Option<(u64, String)>,
+    /// Set by the table cross-check for each kind of row it found ([`SEEN_ROW`], …).
+    pub seen: Cell<u8>,
+    /// The digest of the last stored report row, as the cross-check finds it.
+    pub stored_report: Cell<Option<[u8; 32]>>,
 }
+
+pub(super) const SEEN_ROW: u8 = 1;
+pub(super) const SEEN_REQUEST: u8 = 2;
+
+impl CompactionFacts {
+    pub fn mark(&self, bit: u8) {
+        self.seen.set(self.seen.get() | bit);
+    }
+
+    pub fn was_seen(&self, bit: u8) -> bool {
+        self.seen.get() & bit != 0
+    }
+}
+
+/// FNV-1a: compaction ids are short, and SipHash dominated the cross-check.
+#[derive(Default)]
+pub(super) struct FnvHasher(u64);
+
+impl Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(super) type Fnv = BuildHasherDefault<FnvHasher>;
 
 #[derive(Debug)]
 pub(super) struct SignedFact {
@@ -347,6 +390,8 @@ fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Opt
                 latest_report: s("report_sha256"),
                 latest_report_seq: seq,
                 decision: None,
+                seen: Cell::new(0),
+                stored_report: Cell::new(None),
             };
             facts.compactions.insert(id, f);
         }
@@ -389,6 +434,9 @@ fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Opt
                     ));
                 }
                 c.decision = Some((seq, s("decision")));
+                if let Some(msg) = check_approvals(&facts.signed, v, &id, &key_id) {
+                    return Some(msg);
+                }
             }
             let f = SignedFact {
                 kind,
@@ -403,4 +451,83 @@ fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Opt
         }
     }
     None
+}
+
+/// A decision that cites approvals must cite approval receipts for the same compaction and
+/// report, from distinct keys, one of them the decision's own signer.
+fn check_approvals(
+    signed: &BTreeMap<u64, SignedFact>,
+    v: &FlatReceipt<'_>,
+    id: &str,
+    key_id: &str,
+) -> Option<String> {
+    let cited = match v.get("approval_receipt_seqs") {
+        Some(Flat::Ints(seqs)) => seqs,
+        _ => return Some("decision receipt has no list of approval receipts".into()),
+    };
+    if cited.is_empty() {
+        return None;
+    }
+    let report = v.str("report_sha256").unwrap_or("");
+    let mut keys = Vec::new();
+    for seq in cited {
+        let approval = u64::try_from(*seq).ok().and_then(|s| signed.get(&s));
+        match approval {
+            Some(a)
+                if a.kind == ReceiptKind::Approval
+                    && a.compaction_id == id
+                    && a.report_sha256 == report =>
+            {
+                keys.push(a.key_id.as_str());
+            }
+            _ => {
+                return Some(format!(
+                    "decision cites entry {seq}, which is not an approval of this report"
+                ))
+            }
+        }
+    }
+    let distinct: std::collections::BTreeSet<&str> = keys.iter().copied().collect();
+    if distinct.len() != keys.len() || !distinct.contains(key_id) {
+        return Some("decision's approvals are not from distinct keys including its signer".into());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approval(key: &str, report: &str) -> SignedFact {
+        SignedFact {
+            kind: ReceiptKind::Approval,
+            compaction_id: "c1".into(),
+            key_id: key.into(),
+            report_sha256: report.into(),
+            reason: String::new(),
+            action: String::new(),
+            finding_id: String::new(),
+        }
+    }
+
+    #[test]
+    fn cited_approvals_must_be_distinct_and_for_this_report() {
+        let mut signed = BTreeMap::new();
+        signed.insert(1, approval("k1", "r"));
+        signed.insert(2, approval("k2", "r"));
+        signed.insert(3, approval("k1", "r"));
+        signed.insert(4, approval("k3", "old"));
+        let body =
+            |seqs: &str| format!(r#"{{"approval_receipt_seqs":[{seqs}],"report_sha256":"r"}}"#);
+        let check = |seqs: &str, signer: &str| {
+            let text = body(seqs);
+            check_approvals(&signed, &flat::read(&text).unwrap(), "c1", signer)
+        };
+        assert_eq!(check("1,2", "k2"), None);
+        assert_eq!(check("", "k2"), None);
+        assert!(check("1,3", "k1").is_some(), "the same key twice");
+        assert!(check("1,2", "k9").is_some(), "signer did not approve");
+        assert!(check("1,4", "k1").is_some(), "approval of an older report");
+        assert!(check("1,7", "k1").is_some(), "not an approval");
+    }
 }
