@@ -48,7 +48,10 @@ impl Checker {
     pub fn new(args: &crate::cli::PolicyArgs) -> anyhow::Result<Checker> {
         let scanner = Scanner::builtin().context("while loading the built-in scan rules")?;
         let engine = PolicyEngine::new(policy::resolve(args)?, &scanner.rules_sha256())?;
-        Ok(Checker { engine, backend: ScannerBackend::new(scanner) })
+        Ok(Checker {
+            engine,
+            backend: ScannerBackend::new(scanner),
+        })
     }
 
     pub fn scanner(&self) -> &Scanner {
@@ -57,7 +60,9 @@ impl Checker {
 
     pub fn check(&self, request: &GateRequest) -> anyhow::Result<GateOutcome> {
         let mut audit = MemoryAudit::default();
-        Ok(self.engine.check(request, &self.backend, self.backend.scanner(), &mut audit)?)
+        Ok(self
+            .engine
+            .check(request, &self.backend, self.backend.scanner(), &mut audit)?)
     }
 }
 

@@ -106,8 +106,14 @@ struct Conflict {
 /// beside it; anything else with lookarounds runs on `fancy-regex` behind a lookaround-free
 /// prefilter.
 enum Matcher {
-    Plain { regex: regex::Regex, not_after: Vec<String> },
-    Fancy { prefilter: regex::Regex, exact: fancy_regex::Regex },
+    Plain {
+        regex: regex::Regex,
+        not_after: Vec<String>,
+    },
+    Fancy {
+        prefilter: regex::Regex,
+        exact: fancy_regex::Regex,
+    },
 }
 
 /// Splits `(?<!lit)(?<!lit)…rest` into the literals and the rest, when every leading group
@@ -129,19 +135,34 @@ fn leading_negative_literals(pattern: &str) -> (Vec<String>, &str) {
 
 impl Conflict {
     fn compile(item: &crate::policy::grammar::ConflictPattern) -> Result<Conflict, GrammarError> {
-        let bad = |reason: String| GrammarError::Pattern { id: item.id.clone(), reason };
-        let build = |pattern: &str| regex::RegexBuilder::new(pattern).size_limit(16 << 20).build().map_err(|e| bad(e.to_string()));
+        let bad = |reason: String| GrammarError::Pattern {
+            id: item.id.clone(),
+            reason,
+        };
+        let build = |pattern: &str| {
+            regex::RegexBuilder::new(pattern)
+                .size_limit(16 << 20)
+                .build()
+                .map_err(|e| bad(e.to_string()))
+        };
         let (not_after, rest) = leading_negative_literals(&item.pattern);
         let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
         let matcher = if stripped == rest {
-            Matcher::Plain { regex: build(rest)?, not_after }
+            Matcher::Plain {
+                regex: build(rest)?,
+                not_after,
+            }
         } else {
             Matcher::Fancy {
                 prefilter: build(&pytext::strip_lookarounds(&item.pattern).map_err(&bad)?)?,
                 exact: fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?,
             }
         };
-        Ok(Conflict { id: item.id.clone(), predicate: item.predicate.clone(), matcher })
+        Ok(Conflict {
+            id: item.id.clone(),
+            predicate: item.predicate.clone(),
+            matcher,
+        })
     }
 
     /// The first match on the normalised summary, as a byte range of it.
@@ -150,7 +171,10 @@ impl Conflict {
             Matcher::Plain { regex, not_after } => {
                 let mut start = 0;
                 while let Some(found) = regex.find_at(normalized, start) {
-                    if !not_after.iter().any(|lit| normalized[..found.start()].ends_with(lit.as_str())) {
+                    if !not_after
+                        .iter()
+                        .any(|lit| normalized[..found.start()].ends_with(lit.as_str()))
+                    {
                         return Ok(Some(found.range()));
                     }
                     match normalized[found.start()..].chars().next() {
@@ -167,7 +191,9 @@ impl Conflict {
                 exact
                     .find(normalized)
                     .map(|found| found.map(|m| m.range()))
-                    .map_err(|e| VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id)))
+                    .map_err(|e| {
+                        VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id))
+                    })
             }
         }
     }

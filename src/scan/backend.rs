@@ -41,7 +41,10 @@ pub struct ScannerBackend {
 
 impl ScannerBackend {
     pub fn new(scanner: Scanner) -> ScannerBackend {
-        ScannerBackend { scanner, prepared: std::sync::Mutex::new(None) }
+        ScannerBackend {
+            scanner,
+            prepared: std::sync::Mutex::new(None),
+        }
     }
 
     pub fn scanner(&self) -> &Scanner {
@@ -51,13 +54,20 @@ impl ScannerBackend {
     /// The scanner for exactly these entity types; an unsupported one is an error.
     fn narrowed(&self, entity_types: &[&str]) -> Result<std::sync::Arc<Scanner>, BackendError> {
         let wanted: Vec<String> = entity_types.iter().map(|t| (*t).to_owned()).collect();
-        let mut prepared = self.prepared.lock().map_err(|_| BackendError::Failed("scanner cache poisoned".into()))?;
+        let mut prepared = self
+            .prepared
+            .lock()
+            .map_err(|_| BackendError::Failed("scanner cache poisoned".into()))?;
         if let Some((types, scanner)) = prepared.as_ref() {
             if *types == wanted {
                 return Ok(std::sync::Arc::clone(scanner));
             }
         }
-        let scanner = std::sync::Arc::new(self.scanner.for_entity_types(entity_types).map_err(|e| BackendError::Failed(e.to_string()))?);
+        let scanner = std::sync::Arc::new(
+            self.scanner
+                .for_entity_types(entity_types)
+                .map_err(|e| BackendError::Failed(e.to_string()))?,
+        );
         *prepared = Some((wanted, std::sync::Arc::clone(&scanner)));
         Ok(scanner)
     }
