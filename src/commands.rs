@@ -6,10 +6,12 @@ pub mod digest;
 pub mod input;
 pub mod policy;
 pub mod prompt;
+pub mod recheck;
 pub mod record;
+pub mod review;
 pub mod scan;
 
-use crate::cli::{Cli, Command, PolicyCommand};
+use crate::cli::{Cli, Command, PolicyCommand, StoreCommand};
 
 /// Runs one parsed command line; the exit code on success.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -23,11 +25,17 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             policy::verify(&file, &trust_keys)
         }
         Command::Scan(args) => scan::run(args.input, args.json, args.rules).map(|code| code as u8),
+        Command::Store(StoreCommand::Recheck {
+            id,
+            all,
+            store,
+            policy,
+        }) => recheck::run(id.as_deref(), all, &store, &policy),
         Command::Store(_) => not_yet("this store command"),
         Command::Audit(_) => not_yet("cq audit"),
         Command::Keys(_) => not_yet("cq keys"),
         Command::Reviewers(_) => not_yet("cq reviewers"),
-        Command::Review(_) => not_yet("cq review"),
+        Command::Review(args) => review::run(&args),
         Command::Demo(_) => not_yet("cq demo"),
     }
 }

@@ -11,6 +11,7 @@ mod decide;
 mod query;
 mod record;
 mod reviewers;
+mod search;
 pub(crate) mod schema;
 
 pub mod commands;
@@ -28,6 +29,7 @@ pub use query::{
 };
 pub use record::{NewCompaction, NewReport, Recorded, ReportChange};
 pub use reviewers::{Reviewer, Role};
+pub use search::{QueueEntry, QueueField, QueueOrder, QueueQuery, QueueResult, QueueStatus, QueueTerm};
 pub use schema::SCHEMA_VERSION;
 
 /// How long a writer waits for another writer's lock before giving up.

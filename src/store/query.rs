@@ -133,10 +133,10 @@ pub enum SortKey {
     MostAnomalies,
 }
 
-const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome, finding_status,
+pub(super) const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome, finding_status,
     verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at";
 
-fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
+pub(super) fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
     let status: String = row.get(3)?;
     Ok(CompactionSummary {
         id: row.get(0)?,
