@@ -56,6 +56,14 @@ fn queue_pages_filters_and_counts() {
     assert_eq!(page.total, 1);
     assert_eq!(page.rows[0].id.0, fx.ids[4]);
 
+    // LIKE wildcards in a filter are literal.
+    for literal in ["%", "_"] {
+        let page = src
+            .queue_page(&Filter::parse(literal).unwrap(), Sort::Age, 0, 50)
+            .unwrap();
+        assert!(page.total < 5, "\"{literal}\" matched everything");
+    }
+
     // Worst first puts a quarantined item on top.
     let page = src
         .queue_page(&Filter::default(), Sort::Severity, 0, 1)

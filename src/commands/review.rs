@@ -11,7 +11,6 @@ use anyhow::Context;
 
 use crate::audit::keys::NamedKey;
 use crate::cli::ReviewArgs;
-use crate::commands::check::Checker;
 use crate::review::store_source::StoreSource;
 use crate::review::ReviewOptions;
 use crate::store::{Mode, Store};
@@ -35,8 +34,8 @@ pub fn run(args: &ReviewArgs) -> anyhow::Result<u8> {
         ),
         None => None,
     };
-    let checker = Checker::new(&args.policy)?;
-    let source = StoreSource::new(store, checker, key)?;
+    let policy = crate::commands::policy::resolve(&args.policy)?;
+    let source = StoreSource::open(store, policy, key)?;
     let reviewer = source.reviewer_name();
     let options = ReviewOptions::from_env(args.readonly, reviewer, args.config.clone());
     crate::review::run(Box::new(source), options)?;

@@ -10,6 +10,7 @@
 //! cannot be recorded (no key, read-only store).
 
 pub mod detail;
+mod deferred;
 
 use anyhow::Context as _;
 
@@ -30,12 +31,14 @@ use crate::store::{
     QueueQuery, QueueStatus, QueueTerm, ReviewRules, Store,
 };
 
+use deferred::Deferred;
 use detail::{summary_parts, summary_secrets, SummaryParts};
 
 /// The store behind `cq review`.
 pub struct StoreSource {
     store: Store,
-    checker: Checker,
+    policy: Policy,
+    checker: Deferred,
     key: Option<NamedKey>,
     rules: ReviewRules,
     reviewer: Option<String>,
@@ -73,6 +76,23 @@ impl StoreSource {
         checker: Checker,
         key: Option<NamedKey>,
     ) -> anyhow::Result<StoreSource> {
+        let policy = checker.engine.policy.clone();
+        Self::with(store, policy, Deferred::Ready(Box::new(checker)), key)
+    }
+
+    /// Like [`StoreSource::new`], but compiles the policy and the scanner on a thread of their
+    /// own, so the queue shows while they load; the first item or rerun waits for them.
+    pub fn open(store: Store, policy: Policy, key: Option<NamedKey>) -> anyhow::Result<StoreSource> {
+        let checker = Deferred::spawn(policy.clone())?;
+        Self::with(store, policy, checker, key)
+    }
+
+    fn with(
+        store: Store,
+        policy: Policy,
+        checker: Deferred,
+        key: Option<NamedKey>,
+    ) -> anyhow::Result<StoreSource> {
         let reviewer = match &key {
             Some(key) => store
                 .reviewer_by_key(&key.key_id())?
@@ -81,8 +101,9 @@ impl StoreSource {
             None => None,
         };
         Ok(StoreSource {
-            rules: review_rules(&checker.engine.policy),
+            rules: review_rules(&policy),
             store,
+            policy,
             checker,
             key,
             reviewer,
@@ -126,8 +147,8 @@ impl StoreSource {
 
     fn detail(&self, c: &Compaction) -> anyhow::Result<ItemDetail> {
         let (request, parts, report) = self.load(c)?;
-        let scanner = &self.checker.scanner;
-        let policy = &self.checker.engine.policy;
+        let scanner = &self.checker.get()?.scanner;
+        let policy = &self.policy;
         let secrets = summary_secrets(&report, &parts, scanner);
         let ranges: Vec<_> = secrets.iter().map(|s| s.range.clone()).collect();
         let digests = report
@@ -207,7 +228,7 @@ impl StoreSource {
             return Ok(None);
         };
         let (_, parts, report) = self.load(&previous)?;
-        let secrets = summary_secrets(&report, &parts, &self.checker.scanner);
+        let secrets = summary_secrets(&report, &parts, &self.checker.get()?.scanner);
         let ranges: Vec<_> = secrets.into_iter().map(|s| s.range).collect();
         Ok(Some(detail::mask(&parts.text, &ranges)))
     }
@@ -360,13 +381,15 @@ impl ReviewSource for StoreSource {
     }
 
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
+        self.checker.wait()?;
         let c = self.compaction(id)?;
         self.detail(&c)
             .with_context(|| format!("while loading \"{id}\""))
     }
 
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
-        let done = recheck::recheck(&self.store, &self.checker, &id.0)?;
+        self.checker.wait()?;
+        let done = recheck::recheck(&self.store, self.checker.get()?, &id.0)?;
         let detail = self.item(id)?;
         Ok(RerunOutcome {
             before_report: recheck::pretty(&done.before),
@@ -416,6 +439,7 @@ impl ReviewSource for StoreSource {
     }
 
     fn reveal(&mut self, id: &ItemId, finding_id: &str, _reviewer: &str) -> anyhow::Result<String> {
+        self.checker.wait()?;
         let Some(key) = &self.key else {
             anyhow::bail!("a reveal is audited and needs your key: reopen with `cq review --key FILE`");
         };
@@ -423,7 +447,7 @@ impl ReviewSource for StoreSource {
             .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?;
         let c = self.compaction(id)?;
         let (_, parts, report) = self.load(&c)?;
-        let secrets = summary_secrets(&report, &parts, &self.checker.scanner);
+        let secrets = summary_secrets(&report, &parts, &self.checker.get()?.scanner);
         let value = secrets
             .get(index)
             .and_then(|s| parts.text.get(s.range.clone()))
@@ -457,7 +481,7 @@ impl ReviewSource for StoreSource {
 
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
         let mut out = Vec::new();
-        for r in &self.checker.engine.policy.review.reason_codes {
+        for r in &self.policy.review.reason_codes {
             let kinds: &[DecisionKind] = match r.applies_to.as_str() {
                 "release" => &[DecisionKind::Release],
                 "reject" => &[DecisionKind::Reject],

@@ -138,10 +138,19 @@ CREATE TABLE audit_frontier (
 ) STRICT;
 ";
 
+/// Version 4: covering indexes for the reviewer's queue filter (substring terms over id,
+/// tenant, task and main reason): a filtered count scans a small index, not the table with its
+/// request texts, and a filtered page walks one in queue order.
+const V4: &str = "
+CREATE INDEX compactions_queue_counts ON compactions (status, tenant_id, task_id, main_reason, id);
+CREATE INDEX compactions_queue_order ON compactions (created_at, id, status, tenant_id, task_id, main_reason);
+";
+
 pub(crate) const MIGRATIONS: &[&[Step]] = &[
     &[Step::Sql(V1)],
     &[Step::Sql(V2)],
     &[Step::Sql(V3), Step::Rust(fill_frontier)],
+    &[Step::Sql(V4)],
 ];
 
 /// The schema version this build writes.

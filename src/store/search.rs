@@ -4,7 +4,8 @@
 //!
 //! Like [`Store::list`] it reads one page at a time; the header counts come from one grouped
 //! scan plus a count driven by the (small) approvals table, so typing a filter never loads
-//! the store. Matching is case-insensitive for ASCII (SQLite's `lower`).
+//! the store. Matching is case-insensitive for ASCII (SQLite's `LIKE`); covering indexes
+//! (schema version 4) keep the scans off the table and its request texts.
 
 use std::collections::BTreeMap;
 
@@ -113,9 +114,9 @@ impl QueueQuery {
         for (negated, term) in &self.terms {
             let test = match term {
                 QueueTerm::Text { field, needle } => {
-                    values.push(SqlValue::Text(needle.to_lowercase()));
+                    values.push(SqlValue::Text(like_pattern(needle)));
                     let n = values.len();
-                    let has = |col: &str| format!("instr(lower(c.{col}), ?{n}) > 0");
+                    let has = |col: &str| format!("c.{col} LIKE ?{n} ESCAPE '\\'");
                     match field {
                         QueueField::Any => format!(
                             "({} OR {} OR {} OR {})",
@@ -144,6 +145,20 @@ impl QueueQuery {
         }
         out
     }
+}
+
+/// `%needle%` with LIKE's wildcards escaped (LIKE ignores ASCII case).
+fn like_pattern(needle: &str) -> String {
+    let mut out = String::with_capacity(needle.len() + 2);
+    out.push('%');
+    for c in needle.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
 }
 
 fn where_clause(terms: &[String]) -> String {
