@@ -165,6 +165,7 @@ fn decisions_are_recorded_and_refusals_explained() {
     let mut alice = fx.source(Mode::ReadWrite, Some(&fx.alice));
     let receipt = alice.decide(&id, &reject(&seen, "poisoned")).unwrap();
     assert_eq!(receipt.kind, "decision");
+    assert!(receipt.signature.is_some(), "a decision is signed by the reviewer");
     assert!(receipt.body.contains("\"reason\":\"poisoned\""));
     let again = alice.decide(&id, &reject(&seen, "poisoned")).unwrap_err();
     assert!(matches!(again, DecisionRefusal::AlreadyDecided { .. }), "{again:?}");

@@ -236,9 +236,9 @@ impl StoreSource {
     fn receipts(&self, id: &str) -> anyhow::Result<Vec<Receipt>> {
         Ok(self
             .store
-            .receipts_for(id)?
+            .signed_receipts_for(id)?
             .into_iter()
-            .map(|(seq, kind, body)| receipt(seq, kind, body))
+            .map(|(seq, kind, body, signature)| receipt(seq, kind, body, signature))
             .collect())
     }
 
@@ -251,7 +251,7 @@ impl StoreSource {
     }
 }
 
-fn receipt(seq: u64, kind: String, body: String) -> Receipt {
+fn receipt(seq: u64, kind: String, body: String, signature: Option<String>) -> Receipt {
     let parsed = json::parse(body.as_bytes(), &json::Limits::default()).ok();
     let at_unix = parsed
         .as_ref()
@@ -263,7 +263,7 @@ fn receipt(seq: u64, kind: String, body: String) -> Receipt {
         kind,
         sha256: json::sha256_hex(body.as_bytes()),
         body,
-        signature: None,
+        signature,
         at_unix,
     }
 }

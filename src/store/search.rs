@@ -1,4 +1,6 @@
-//! The reviewer's queue query: substring terms (negatable) over id, tenant, task and main
+//! The reviewer's reads: the queue query, and an item's receipts with their signatures.
+//!
+//! The queue query: substring terms (negatable) over id, tenant, task and main
 //! reason, a status that tells a quarantined item waiting for a second approver apart from
 //! one nobody has touched, and two orders (oldest first, worst outcome first).
 //!
@@ -268,5 +270,29 @@ impl Store {
             counts.insert(QueueStatus::Pending, pending);
         }
         Ok(counts)
+    }
+}
+
+impl Store {
+    /// The receipts about `id`, oldest first: `(seq, kind, receipt_json, signature)`, the
+    /// signature being base64 Ed25519 for receipts a reviewer signed.
+    pub fn signed_receipts_for(
+        &self,
+        id: &str,
+    ) -> Result<Vec<(u64, String, String, Option<String>)>, StoreError> {
+        let err = StoreError::sql("reading receipts");
+        let mut st = self
+            .conn()
+            .prepare_cached(
+                "SELECT seq, kind, receipt_json, signature FROM audit_entries
+                 WHERE compaction_id = ?1 ORDER BY seq",
+            )
+            .map_err(err)?;
+        let rows = st
+            .query_map([id], |r| {
+                Ok((r.get::<_, i64>(0)?.max(0) as u64, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
     }
 }
