@@ -11,8 +11,8 @@ mod decide;
 mod query;
 mod record;
 mod reviewers;
-mod search;
 pub(crate) mod schema;
+mod search;
 
 pub mod commands;
 
@@ -29,8 +29,11 @@ pub use query::{
 };
 pub use record::{NewCompaction, NewReport, Recorded, ReportChange};
 pub use reviewers::{Reviewer, Role};
-pub use search::{QueueEntry, QueueField, QueueOrder, QueueQuery, QueueResult, QueueStatus, QueueTerm};
 pub use schema::SCHEMA_VERSION;
+pub use search::{
+    QueueEntry, QueueField, QueueOrder, QueueQuery, QueueResult, QueueStatus, QueueTerm,
+    StoredReceipt,
+};
 
 /// How long a writer waits for another writer's lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -105,12 +105,26 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
         socket: format!("cq-e2e-{}", std::process::id()),
     };
     let out = tmux.run(&[
-        "new-session", "-d", "-s", "review", "-x", "160", "-y", "48", &command,
+        "new-session",
+        "-d",
+        "-s",
+        "review",
+        "-x",
+        "160",
+        "-y",
+        "48",
+        &command,
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Open: the queue with its counts.
-    tmux.wait_for("the queue", |s| s.contains("3 quarantined") && s.contains(&fx.conflict));
+    tmux.wait_for("the queue", |s| {
+        s.contains("3 quarantined") && s.contains(&fx.conflict)
+    });
 
     // Filter to acme's quarantined item.
     tmux.keys(&["/"]);
@@ -123,7 +137,9 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
 
     // Open it: the summary is there with its conflict.
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the item", |s| s.contains("Summary") && s.contains("Reveal the secrets"));
+    tmux.wait_for("the item", |s| {
+        s.contains("Summary") && s.contains("Reveal the secrets")
+    });
 
     // Rerun: the report is unchanged under the same policy.
     tmux.keys(&["r"]);
@@ -158,7 +174,11 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
     assert_eq!(decision.reason, "poisoned");
     assert_eq!(decision.reviewer, "alice");
     assert!(decision.note.contains("fabricated instruction"));
-    assert_eq!(store.reports(&fx.conflict).unwrap().len(), 2, "the rerun was stored");
+    assert_eq!(
+        store.reports(&fx.conflict).unwrap().len(),
+        2,
+        "the rerun was stored"
+    );
     assert!(fx.verify_ok());
     // The CLI views, where this build wires them.
     let bin = || assert_cmd::Command::cargo_bin("cq").unwrap();

@@ -18,7 +18,9 @@ use support::*;
 fn queue_pages_filters_and_counts() {
     let fx = Fixture::build();
     let mut src = fx.source(Mode::ReadOnly, None);
-    let all = src.queue_page(&Filter::default(), Sort::Age, 0, 50).unwrap();
+    let all = src
+        .queue_page(&Filter::default(), Sort::Age, 0, 50)
+        .unwrap();
     assert_eq!(all.total, 5);
     assert_eq!(all.rows.len(), 5);
     assert_eq!(all.counts_by_status.get(&Status::Accepted), Some(&2));
@@ -102,7 +104,10 @@ fn detail_has_spans_checks_claims_and_masks_every_secret() {
         .iter()
         .any(|c| c.check.word() == "secrets" && c.status.word() == "FAIL"));
     assert_eq!(item.claims.len(), 2);
-    assert_eq!(item.claims[0].canonical_predicate, "deny(secret_disclosure)");
+    assert_eq!(
+        item.claims[0].canonical_predicate,
+        "deny(secret_disclosure)"
+    );
     assert_eq!(item.report_sha256.len(), 64);
 
     let conflict = src.item(&ItemId(fx.conflict.clone())).unwrap();
@@ -138,18 +143,27 @@ fn rerun_stores_a_report_and_says_what_changed() {
     let changed = other.rerun(&id).unwrap();
     assert!(changed.changed);
     assert_ne!(changed.detail.report_sha256, before.report_sha256);
-    assert!(changed.after_report.contains("\"policy_name\": \"default\""));
+    assert!(changed
+        .after_report
+        .contains("\"policy_name\": \"default\""));
     let refused = other
         .decide(&id, &reject(&before.report_sha256, "poisoned"))
         .unwrap_err();
-    assert!(matches!(refused, DecisionRefusal::Stale { .. }), "{refused:?}");
+    assert!(
+        matches!(refused, DecisionRefusal::Stale { .. }),
+        "{refused:?}"
+    );
 }
 
 #[test]
 fn decisions_are_recorded_and_refusals_explained() {
     let fx = Fixture::build();
     let id = ItemId(fx.conflict.clone());
-    let seen = fx.source(Mode::ReadOnly, None).item(&id).unwrap().report_sha256;
+    let seen = fx
+        .source(Mode::ReadOnly, None)
+        .item(&id)
+        .unwrap()
+        .report_sha256;
 
     let refused = fx
         .source(Mode::ReadOnly, Some(&fx.alice))
@@ -165,10 +179,16 @@ fn decisions_are_recorded_and_refusals_explained() {
     let mut alice = fx.source(Mode::ReadWrite, Some(&fx.alice));
     let receipt = alice.decide(&id, &reject(&seen, "poisoned")).unwrap();
     assert_eq!(receipt.kind, "decision");
-    assert!(receipt.signature.is_some(), "a decision is signed by the reviewer");
+    assert!(
+        receipt.signature.is_some(),
+        "a decision is signed by the reviewer"
+    );
     assert!(receipt.body.contains("\"reason\":\"poisoned\""));
     let again = alice.decide(&id, &reject(&seen, "poisoned")).unwrap_err();
-    assert!(matches!(again, DecisionRefusal::AlreadyDecided { .. }), "{again:?}");
+    assert!(
+        matches!(again, DecisionRefusal::AlreadyDecided { .. }),
+        "{again:?}"
+    );
     assert_eq!(alice.item(&id).unwrap().status, Status::Rejected);
 
     // A FAIL/FINDING release needs two approvers: the first is an approval, the same
@@ -180,14 +200,24 @@ fn decisions_are_recorded_and_refusals_explained() {
     let mut bob = fx.source(Mode::ReadWrite, Some(&fx.bob));
     let first = bob.decide(&id, &release(&seen)).unwrap_err();
     assert!(
-        matches!(first, DecisionRefusal::NeedsSecondApprover { have: 1, need: 2, .. }),
+        matches!(
+            first,
+            DecisionRefusal::NeedsSecondApprover {
+                have: 1,
+                need: 2,
+                ..
+            }
+        ),
         "{first:?}"
     );
     assert_eq!(bob.item(&id).unwrap().status, Status::PendingApproval);
     let page = bob.queue_page(&Filter::parse("status:pending").unwrap(), Sort::Age, 0, 9);
     assert_eq!(page.unwrap().total, 1);
     let own = bob.decide(&id, &release(&seen)).unwrap_err();
-    assert!(matches!(own, DecisionRefusal::SelfApproval { .. }), "{own:?}");
+    assert!(
+        matches!(own, DecisionRefusal::SelfApproval { .. }),
+        "{own:?}"
+    );
     let mut carol = fx.source(Mode::ReadWrite, Some(&fx.carol));
     let done = carol.decide(&id, &release(&seen)).unwrap();
     assert_eq!(done.kind, "decision");
@@ -223,7 +253,10 @@ fn reveal_is_audited_and_refused_without_a_key() {
     assert!(audit.receipts.iter().any(|r| r.kind == "reveal"));
     assert!(audit.receipts.iter().all(|r| !r.body.contains(SUMMARY_KEY)));
     assert!(
-        matches!(audit.chain, cq::review::source::ChainStatus::Verified { .. }),
+        matches!(
+            audit.chain,
+            cq::review::source::ChainStatus::Verified { .. }
+        ),
         "{:?}",
         audit.chain
     );

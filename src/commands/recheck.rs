@@ -226,7 +226,11 @@ pub fn run(
             changed += 1;
             writeln!(out, "{id}: changed")?;
         } else {
-            writeln!(out, "{id}: unchanged (report {})", short(&done.after_sha256))?;
+            writeln!(
+                out,
+                "{id}: unchanged (report {})",
+                short(&done.after_sha256)
+            )?;
         }
         for line in lines {
             writeln!(

@@ -27,13 +27,13 @@ pub fn run(args: &ReviewArgs) -> anyhow::Result<u8> {
     };
     let store = Store::open(&path, mode)
         .with_context(|| format!("while opening the store \"{}\"", path.display()))?;
-    let key = match &args.key {
-        Some(file) => Some(
-            NamedKey::load(file)
-                .with_context(|| format!("while loading the reviewer key \"{}\"", file.display()))?,
-        ),
-        None => None,
-    };
+    let key =
+        match &args.key {
+            Some(file) => Some(NamedKey::load(file).with_context(|| {
+                format!("while loading the reviewer key \"{}\"", file.display())
+            })?),
+            None => None,
+        };
     let policy = crate::commands::policy::resolve(&args.policy)?;
     let source = StoreSource::open(store, policy, key)?;
     let reviewer = source.reviewer_name();

@@ -9,8 +9,8 @@
 //! reveal is recorded in the audit log before the value is handed out, and refused when it
 //! cannot be recorded (no key, read-only store).
 
-pub mod detail;
 mod deferred;
+pub mod detail;
 
 use anyhow::Context as _;
 
@@ -24,7 +24,7 @@ use crate::review::filter::{Filter, Predicate};
 use crate::review::source::{
     AuditView, ChainStatus, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail, ItemId,
     PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Role,
-    SourceMessage, Sort, Status,
+    Sort, SourceMessage, Status,
 };
 use crate::store::{
     self, Action, Compaction, DecisionError, DecisionOutcome, Mode, QueueField, QueueOrder,
@@ -82,7 +82,11 @@ impl StoreSource {
 
     /// Like [`StoreSource::new`], but compiles the policy and the scanner on a thread of their
     /// own, so the queue shows while they load; the first item or rerun waits for them.
-    pub fn open(store: Store, policy: Policy, key: Option<NamedKey>) -> anyhow::Result<StoreSource> {
+    pub fn open(
+        store: Store,
+        policy: Policy,
+        key: Option<NamedKey>,
+    ) -> anyhow::Result<StoreSource> {
         let checker = Deferred::spawn(policy.clone())?;
         Self::with(store, policy, checker, key)
     }
@@ -238,7 +242,7 @@ impl StoreSource {
             .store
             .signed_receipts_for(id)?
             .into_iter()
-            .map(|(seq, kind, body, signature)| receipt(seq, kind, body, signature))
+            .map(receipt)
             .collect())
     }
 
@@ -251,7 +255,13 @@ impl StoreSource {
     }
 }
 
-fn receipt(seq: u64, kind: String, body: String, signature: Option<String>) -> Receipt {
+fn receipt(stored: store::StoredReceipt) -> Receipt {
+    let store::StoredReceipt {
+        seq,
+        kind,
+        receipt_json: body,
+        signature,
+    } = stored;
     let parsed = json::parse(body.as_bytes(), &json::Limits::default()).ok();
     let at_unix = parsed
         .as_ref()
@@ -441,7 +451,9 @@ impl ReviewSource for StoreSource {
     fn reveal(&mut self, id: &ItemId, finding_id: &str, _reviewer: &str) -> anyhow::Result<String> {
         self.checker.wait()?;
         let Some(key) = &self.key else {
-            anyhow::bail!("a reveal is audited and needs your key: reopen with `cq review --key FILE`");
+            anyhow::bail!(
+                "a reveal is audited and needs your key: reopen with `cq review --key FILE`"
+            );
         };
         let index = detail::finding_index(finding_id)
             .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?;

@@ -133,7 +133,8 @@ pub enum SortKey {
     MostAnomalies,
 }
 
-pub(super) const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome, finding_status,
+pub(super) const SUMMARY_COLUMNS: &str =
+    "id, tenant_id, task_id, status, verdict, outcome, finding_status,
     verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at";
 
 pub(super) fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {

@@ -63,7 +63,10 @@ pub enum QueueField {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QueueTerm {
     /// The field contains `needle` (compare lower case).
-    Text { field: QueueField, needle: String },
+    Text {
+        field: QueueField,
+        needle: String,
+    },
     Status(QueueStatus),
 }
 
@@ -143,7 +146,11 @@ impl QueueQuery {
                     QueueStatus::Accepted => "c.status = 'accepted'".into(),
                 },
             };
-            out.push(if *negated { format!("NOT {test}") } else { test });
+            out.push(if *negated {
+                format!("NOT {test}")
+            } else {
+                test
+            });
         }
         out
     }
@@ -273,13 +280,20 @@ impl Store {
     }
 }
 
+/// One audit receipt about a compaction, with its signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReceipt {
+    pub seq: u64,
+    pub kind: String,
+    /// Canonical JSON body.
+    pub receipt_json: String,
+    /// Base64 Ed25519 signature, for receipts a reviewer signed.
+    pub signature: Option<String>,
+}
+
 impl Store {
-    /// The receipts about `id`, oldest first: `(seq, kind, receipt_json, signature)`, the
-    /// signature being base64 Ed25519 for receipts a reviewer signed.
-    pub fn signed_receipts_for(
-        &self,
-        id: &str,
-    ) -> Result<Vec<(u64, String, String, Option<String>)>, StoreError> {
+    /// The receipts about `id`, oldest first, with their signatures.
+    pub fn signed_receipts_for(&self, id: &str) -> Result<Vec<StoredReceipt>, StoreError> {
         let err = StoreError::sql("reading receipts");
         let mut st = self
             .conn()
@@ -290,7 +304,12 @@ impl Store {
             .map_err(err)?;
         let rows = st
             .query_map([id], |r| {
-                Ok((r.get::<_, i64>(0)?.max(0) as u64, r.get(1)?, r.get(2)?, r.get(3)?))
+                Ok(StoredReceipt {
+                    seq: r.get::<_, i64>(0)?.max(0) as u64,
+                    kind: r.get(1)?,
+                    receipt_json: r.get(2)?,
+                    signature: r.get(3)?,
+                })
             })
             .map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)

@@ -92,7 +92,8 @@ fn build(db: &Path, n: usize) {
                 let kind = i % summaries.len();
                 let tenant = tenants[i % tenants.len()];
                 let task = format!("task-{}", i / 20);
-                let request_json = json::canonical(&request(i, tenant, &task, &summaries[kind])).unwrap();
+                let request_json =
+                    json::canonical(&request(i, tenant, &task, &summaries[kind])).unwrap();
                 NewCompaction {
                     compaction_id: format!("cq-bench-{i:07}"),
                     tenant_id: tenant.into(),
@@ -135,8 +136,14 @@ fn request(i: usize, tenant: &str, task: &str, summary: &str) -> Value {
     } else {
         json::canonical(&object([
             ("summary_text", Value::from(summary)),
-            ("retained_safety_invariant_ids", Value::Array(vec![Value::from("SAFETY-1")])),
-            ("retained_policy_commitment_ids", Value::Array(vec![Value::from("COMMIT-1")])),
+            (
+                "retained_safety_invariant_ids",
+                Value::Array(vec![Value::from("SAFETY-1")]),
+            ),
+            (
+                "retained_policy_commitment_ids",
+                Value::Array(vec![Value::from("COMMIT-1")]),
+            ),
             ("source_message_sha256s", Value::Array(digests)),
             ("preserved_constraint_claims", Value::Array(claims())),
         ]))
@@ -147,8 +154,14 @@ fn request(i: usize, tenant: &str, task: &str, summary: &str) -> Value {
         ("tenant_id", Value::from(tenant)),
         ("task_id", Value::from(task)),
         ("messages", Value::Array(messages)),
-        ("expected_invariant_ids", Value::Array(vec![Value::from("SAFETY-1")])),
-        ("expected_commitment_ids", Value::Array(vec![Value::from("COMMIT-1")])),
+        (
+            "expected_invariant_ids",
+            Value::Array(vec![Value::from("SAFETY-1")]),
+        ),
+        (
+            "expected_commitment_ids",
+            Value::Array(vec![Value::from("COMMIT-1")]),
+        ),
         ("pinned_constraints", Value::Array(Vec::new())),
         (
             "summarizer",
@@ -235,7 +248,11 @@ fn measure(db: &Path) {
     let mut h = h;
     let mut kinds: Vec<Samples> = ["down", "page down", "filter typing", "open item", "back"]
         .into_iter()
-        .map(|what| Samples { what, frame: Vec::new(), answered: Vec::new() })
+        .map(|what| Samples {
+            what,
+            frame: Vec::new(),
+            answered: Vec::new(),
+        })
         .collect();
     // The terminal UI draws right after a key (the store answers on the worker thread): hold
     // the answer to time that frame, then release it to time the frame with the answer.
@@ -249,7 +266,13 @@ fn measure(db: &Path) {
         let _ = h.render().unwrap();
         into.answered.push(t.elapsed());
     };
-    let texts = ["tenant:acme", "globex", "!status:accepted", "task-12", "reason:schema"];
+    let texts = [
+        "tenant:acme",
+        "globex",
+        "!status:accepted",
+        "task-12",
+        "reason:schema",
+    ];
     for text in texts {
         for _ in 0..15 {
             press(&mut h, KeyCode::Down, &mut kinds[0]);
@@ -281,8 +304,12 @@ fn measure(db: &Path) {
     println!();
     println!("| measure | n | median | p99 | target |");
     println!("|---|---:|---:|---:|---|");
-    println!("| open store + policy (scanner compiles in the background) | 1 | {opened:.1?} | - | - |");
-    println!("| first frame (from open, queue loaded and drawn) | 1 | {first:.1?} | - | ≤ 300 ms |");
+    println!(
+        "| open store + policy (scanner compiles in the background) | 1 | {opened:.1?} | - | - |"
+    );
+    println!(
+        "| first frame (from open, queue loaded and drawn) | 1 | {first:.1?} | - | ≤ 300 ms |"
+    );
     for s in &kinds {
         println!(
             "| key → frame: {} | {} | {:.2?} | {:.2?} | ≤ 30 ms |",

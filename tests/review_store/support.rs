@@ -16,7 +16,8 @@ use cq::store::{Mode, Role, Store};
 
 pub const SUMMARY_KEY: &str = "AKIAQ3EGRSTUVWXY2345";
 pub const SOURCE_TOKEN: &str = "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";
-pub const CLEAN: &str = "Continue the approved task. Do not expose secrets. Use approved tools only.";
+pub const CLEAN: &str =
+    "Continue the approved task. Do not expose secrets. Use approved tools only.";
 
 pub struct Fixture {
     pub dir: tempfile::TempDir,
@@ -58,7 +59,12 @@ fn claim(kind: &str, id: &str, record: &str, predicate_sha: &str, predicate: &st
 }
 
 /// A `cq.request.v1` document whose summarizer output carries `summary` (or `raw` verbatim).
-pub fn request(tenant: &str, task: &str, messages: &[(&str, &str)], summary: Result<&str, &str>) -> Value {
+pub fn request(
+    tenant: &str,
+    task: &str,
+    messages: &[(&str, &str)],
+    summary: Result<&str, &str>,
+) -> Value {
     let messages: Vec<Value> = messages
         .iter()
         .enumerate()
@@ -71,8 +77,14 @@ pub fn request(tenant: &str, task: &str, messages: &[(&str, &str)], summary: Res
     let raw = match summary {
         Ok(text) => json::canonical(&object([
             ("summary_text", Value::from(text)),
-            ("retained_safety_invariant_ids", Value::Array(vec![Value::from("SAFETY-1")])),
-            ("retained_policy_commitment_ids", Value::Array(vec![Value::from("COMMIT-1")])),
+            (
+                "retained_safety_invariant_ids",
+                Value::Array(vec![Value::from("SAFETY-1")]),
+            ),
+            (
+                "retained_policy_commitment_ids",
+                Value::Array(vec![Value::from("COMMIT-1")]),
+            ),
             ("source_message_sha256s", Value::Array(digests)),
             (
                 "preserved_constraint_claims",
@@ -102,8 +114,14 @@ pub fn request(tenant: &str, task: &str, messages: &[(&str, &str)], summary: Res
         ("tenant_id", Value::from(tenant)),
         ("task_id", Value::from(task)),
         ("messages", Value::Array(messages)),
-        ("expected_invariant_ids", Value::Array(vec![Value::from("SAFETY-1")])),
-        ("expected_commitment_ids", Value::Array(vec![Value::from("COMMIT-1")])),
+        (
+            "expected_invariant_ids",
+            Value::Array(vec![Value::from("SAFETY-1")]),
+        ),
+        (
+            "expected_commitment_ids",
+            Value::Array(vec![Value::from("COMMIT-1")]),
+        ),
         ("pinned_constraints", Value::Array(Vec::new())),
         (
             "summarizer",
@@ -134,7 +152,11 @@ pub fn check(db: &Path, dir: &Path, n: usize, request: &Value, expect_accepted: 
         String::from_utf8_lossy(&out.stderr)
     );
     let verdict = json::parse(&out.stdout, &json::Limits::default()).unwrap();
-    verdict.get("compaction_id").and_then(Value::as_str).unwrap().to_owned()
+    verdict
+        .get("compaction_id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned()
 }
 
 /// Writes a reviewer's signer key file (mode 0600) and returns the key.
@@ -150,7 +172,10 @@ impl Fixture {
         let db = dir.path().join("store.db");
         let d = dir.path();
         let talk = [
-            ("user", "Please continue the deployment with the approved tools."),
+            (
+                "user",
+                "Please continue the deployment with the approved tools.",
+            ),
             ("assistant", "Deployed step one with the approved tools."),
         ];
         let pasted = format!("here is my token {SOURCE_TOKEN} use it");
@@ -189,9 +214,15 @@ impl Fixture {
         let alice = key(d, "alice");
         let bob = key(d, "bob");
         let carol = key(d, "carol");
-        store.add_reviewer("alice", &alice.verifier_text(), Role::Reviewer).unwrap();
-        store.add_reviewer("bob", &bob.verifier_text(), Role::Approver).unwrap();
-        store.add_reviewer("carol", &carol.verifier_text(), Role::Approver).unwrap();
+        store
+            .add_reviewer("alice", &alice.verifier_text(), Role::Reviewer)
+            .unwrap();
+        store
+            .add_reviewer("bob", &bob.verifier_text(), Role::Approver)
+            .unwrap();
+        store
+            .add_reviewer("carol", &carol.verifier_text(), Role::Approver)
+            .unwrap();
         Fixture {
             conflict: ids[1].clone(),
             secret: ids[2].clone(),
@@ -208,7 +239,12 @@ impl Fixture {
         self.source_with_policy(mode, key, "seed-compatible")
     }
 
-    pub fn source_with_policy(&self, mode: Mode, key: Option<&NamedKey>, name: &str) -> StoreSource {
+    pub fn source_with_policy(
+        &self,
+        mode: Mode,
+        key: Option<&NamedKey>,
+        name: &str,
+    ) -> StoreSource {
         let store = Store::open(&self.db, mode).unwrap();
         let checker = Checker::new(&policy(name)).unwrap();
         StoreSource::new(store, checker, key.cloned()).unwrap()

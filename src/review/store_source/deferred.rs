@@ -36,7 +36,8 @@ impl Deferred {
     /// Waits until the checker is built (or has failed).
     pub fn wait(&mut self) -> anyhow::Result<()> {
         if let Deferred::Building(_) = self {
-            let Deferred::Building(handle) = std::mem::replace(self, Deferred::Failed(String::new()))
+            let Deferred::Building(handle) =
+                std::mem::replace(self, Deferred::Failed(String::new()))
             else {
                 return Ok(());
             };

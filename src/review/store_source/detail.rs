@@ -352,9 +352,9 @@ pub fn pinned(report: &Value, request: &GateRequest, policy: &Policy) -> Vec<Pin
         .filter(|p| seen.insert(p.id.clone()))
         .map(|p| {
             let digest = json::sha256_hex(p.text.as_bytes());
-            let carried = manifest.iter().any(|m| {
-                str_of(m, "id") == p.id && str_of(m, "text_sha256") == digest
-            });
+            let carried = manifest
+                .iter()
+                .any(|m| str_of(m, "id") == p.id && str_of(m, "text_sha256") == digest);
             PinnedView {
                 constraint_id: p.id.clone(),
                 text: p.text.clone(),
