@@ -293,3 +293,47 @@ fn release(seen: &str) -> DecisionRequest {
         ..reject(seen, "")
     }
 }
+
+#[test]
+fn cq_recheck_prints_what_changed_and_stores_the_report() {
+    let fx = Fixture::build();
+    let run = |args: &[&str]| {
+        assert_cmd::Command::cargo_bin("cq")
+            .unwrap()
+            .arg("recheck")
+            .args(args)
+            .arg("--store")
+            .arg(&fx.db)
+            .output()
+            .unwrap()
+    };
+    let same = run(&[&fx.conflict, "--policy", "seed-compatible"]);
+    assert!(
+        same.status.success(),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(text.contains("unchanged"), "{text}");
+
+    let changed = run(&["--all", "--policy", "default"]);
+    assert!(
+        changed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&changed.stderr)
+    );
+    let text = String::from_utf8_lossy(&changed.stdout);
+    assert!(text.contains("rechecked 3, 3 changed"), "{text}");
+    assert!(
+        text.contains("policy: ") && text.contains("report: "),
+        "{text}"
+    );
+    let store = cq::store::Store::open(&fx.db, Mode::ReadOnly).unwrap();
+    assert_eq!(store.reports(&fx.conflict).unwrap().len(), 3);
+    assert_eq!(
+        store.reports(&fx.ids[0]).unwrap().len(),
+        1,
+        "accepted items are left alone"
+    );
+    assert!(fx.verify_ok());
+}

@@ -174,14 +174,16 @@ pub fn summary_secrets(report: &Value, parts: &SummaryParts, scanner: &Scanner) 
     out
 }
 
-/// Overwrites every byte of `ranges` with `*` (same byte length, still valid UTF-8).
+/// Overwrites every character that touches `ranges` with `*`s of its byte length (same
+/// length, still valid UTF-8).
 pub fn mask(text: &str, ranges: &[Range<usize>]) -> String {
     if ranges.is_empty() {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len());
     for (at, c) in text.char_indices() {
-        if ranges.iter().any(|r| r.contains(&at)) {
+        let end = at + c.len_utf8();
+        if ranges.iter().any(|r| r.start < end && at < r.end) {
             out.extend(std::iter::repeat_n('*', c.len_utf8()));
         } else {
             out.push(c);
