@@ -84,6 +84,43 @@ pub fn format_utc(secs: i64, millis: u32) -> String {
     )
 }
 
+/// Parses what [`format_utc`] writes (`YYYY-MM-DDTHH:MM:SS[.mmm]Z`) into Unix seconds.
+pub fn parse_utc(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    if !text.ends_with('Z') {
+        return None;
+    }
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +130,10 @@ mod tests {
         assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_utc(951_782_400, 5), "2000-02-29T00:00:00.005Z");
         assert_eq!(format_utc(1_795_986_940, 0), "2026-11-29T21:15:40.000Z");
+        for secs in [0, 951_782_400, 1_795_986_940, 4_102_444_799] {
+            assert_eq!(parse_utc(&format_utc(secs, 123)), Some(secs));
+        }
+        assert_eq!(parse_utc("2026-13-01T00:00:00Z"), None);
     }
 
     #[test]

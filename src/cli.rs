@@ -68,9 +68,9 @@ pub struct CheckArgs {
     /// Print the verdict as JSON (with the full report) for a runtime to read.
     #[arg(long)]
     pub json: bool,
-    /// Record the verdict in a store (the default store without a value; also CQ_STORE).
-    #[arg(long, value_name = "DB", num_args = 0..=1, default_missing_value = "")]
-    pub store: Option<PathBuf>,
+    /// Record the verdict in a store (without a value: CQ_STORE, else the default store).
+    #[arg(long, value_name = "DB", num_args = 0..=1)]
+    pub store: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Args)]
@@ -189,11 +189,15 @@ pub enum StoreCommand {
         #[command(flatten)]
         policy: PolicyArgs,
     },
-    /// For the runtime: the context to inject once released, with its receipt.
+    /// For the runtime: the context to inject once released, with its receipt (exit 0
+    /// released or accepted, 1 otherwise).
     Status {
         id: String,
         #[command(flatten)]
         store: StoreArgs,
+        /// The policy that renders the trusted instruction.
+        #[command(flatten)]
+        policy: PolicyArgs,
     },
 }
 

@@ -2,10 +2,13 @@
 //! returns an exit code. Errors bubble up to `main` as exit code 2.
 
 pub mod check;
+pub mod demo;
 pub mod digest;
+pub mod ingest;
 pub mod input;
 pub mod policy;
 pub mod prompt;
+pub mod queue;
 pub mod recheck;
 pub mod record;
 pub mod review;
@@ -31,15 +34,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             store,
             policy,
         }) => recheck::run(id.as_deref(), all, &store, &policy),
-        Command::Store(_) => not_yet("this store command"),
-        Command::Audit(_) => not_yet("cq audit"),
-        Command::Keys(_) => not_yet("cq keys"),
-        Command::Reviewers(_) => not_yet("cq reviewers"),
+        Command::Store(command) => queue::run(&command),
+        Command::Audit(command) => queue::audit(&command),
+        Command::Keys(command) => queue::keys(&command),
+        Command::Reviewers(command) => queue::reviewers(&command),
         Command::Review(args) => review::run(&args),
-        Command::Demo(_) => not_yet("cq demo"),
+        Command::Demo(args) => demo::run(&args),
     }
-}
-
-fn not_yet(what: &str) -> anyhow::Result<u8> {
-    anyhow::bail!("{what} is not wired in this build yet")
 }

@@ -8,6 +8,7 @@ pub mod authority;
 pub mod clause;
 pub mod compacted;
 pub mod consistency;
+pub mod diagnose;
 pub mod pinned;
 pub mod pytext;
 pub mod registry;

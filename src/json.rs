@@ -14,5 +14,5 @@ mod parse;
 mod value;
 
 pub use canonical::{canonical, canonical_sha256, sha256_hex, to_ascii, CanonicalError};
-pub use parse::{parse, parse_python, Limits, ParseError, ParseErrorKind};
+pub use parse::{parse, parse_python, shown_key, Limits, ParseError, ParseErrorKind};
 pub use value::{object, Number, Value};

@@ -8,11 +8,11 @@
 //! opaque canonical JSON text here: the store checks their digests, never their shape.
 
 mod decide;
+mod filter;
 mod query;
 mod record;
 mod reviewers;
-pub(crate) mod schema;
-mod search;
+pub mod schema;
 
 pub mod commands;
 
@@ -24,16 +24,14 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use crate::audit::keys::{self, KeyError, NamedKey};
 
 pub use decide::{Action, DecisionError, DecisionOutcome, DecisionRequest, ReviewRules};
+pub use filter::{ListFilter, ListTerm, SortKey, TermField};
 pub use query::{
-    Approval, Compaction, CompactionSummary, Decision, ListFilter, ReportRow, SortKey, Status,
+    Approval, Compaction, CompactionSummary, Decision, ReportRow, Status, StatusCounts,
+    StoredReceipt,
 };
 pub use record::{NewCompaction, NewReport, Recorded, ReportChange};
 pub use reviewers::{Reviewer, Role};
 pub use schema::SCHEMA_VERSION;
-pub use search::{
-    QueueEntry, QueueField, QueueOrder, QueueQuery, QueueResult, QueueStatus, QueueTerm,
-    StoredReceipt,
-};
 
 /// How long a writer waits for another writer's lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);

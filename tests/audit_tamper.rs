@@ -50,7 +50,9 @@ fn build() -> Built {
     store
         .record_rerun("c-000005", &report(5, "QUARANTINED", "FAIL/FINDING", 1))
         .unwrap();
-    store.record_reveal("c-000005", 0, &team.carol).unwrap();
+    store
+        .record_reveal("c-000005", "secret-0", &team.carol)
+        .unwrap();
     store
         .record_batch(&[compaction(6), compaction(7), compaction(8)])
         .unwrap();
@@ -344,11 +346,11 @@ fn changed_table_rows_are_named_by_their_receipt() {
     let cases: [(&str, &str, &str); 8] = [
         ("decisions", "UPDATE decisions SET action = 'release' WHERE action = 'reject'", "decision"),
         ("status", "UPDATE compactions SET status = 'released' WHERE id = 'c-000005'", "verdict"),
-        ("request", "UPDATE compactions SET request_json = replace(request_json, 'step 1', 'step 9') WHERE id = 'c-000001'", "verdict"),
+        ("request", "UPDATE requests SET request_json = replace(request_json, 'step 1', 'step 9') WHERE compaction_id = 'c-000001'", "verdict"),
         ("report", "UPDATE reports SET report_json = replace(report_json, 'PASS', 'PASX') WHERE compaction_id = 'c-000003'", "verdict"),
         ("approval", "UPDATE approvals SET key_id = (SELECT key_id FROM reviewers WHERE name = 'carol') WHERE id = 1", "approval"),
         ("reviewer", "UPDATE reviewers SET role = 'approver' WHERE name = 'carol'", "reviewer"),
-        ("reveal", "UPDATE reveals SET finding_index = 3", "reveal"),
+        ("reveal", "UPDATE reveals SET finding_id = 'secret-3'", "reveal"),
         ("checkpoint", "UPDATE checkpoints SET note = replace(note, char(10) || '1' , char(10) || '2') WHERE id = 1", "reviewer"),
     ];
     for (name, sql, kind) in cases {

@@ -44,6 +44,26 @@ fn queue_pages_filters_and_counts() {
     assert_eq!(page.counts_by_status.get(&Status::Accepted), Some(&2));
 
     let page = src
+        .queue_page(
+            &Filter::parse("!status:accepted").unwrap(),
+            Sort::Age,
+            0,
+            50,
+        )
+        .unwrap();
+    assert_eq!(page.total, 3);
+    assert_eq!(page.rows.len(), 3);
+    let page = src
+        .queue_page(
+            &Filter::parse("status:accepted !status:accepted").unwrap(),
+            Sort::Age,
+            0,
+            50,
+        )
+        .unwrap();
+    assert_eq!((page.total, page.rows.len()), (0, 0));
+
+    let page = src
         .queue_page(&Filter::parse("tenant:GLOB").unwrap(), Sort::Age, 0, 50)
         .unwrap();
     assert_eq!(page.total, 2);

@@ -87,7 +87,7 @@ fn crash_child() {
             Err(e) => panic!("unexpected decision error: {e}"),
         }
         if rng.below(10) == 0 {
-            store.record_reveal(&item.id, 0, &carol).unwrap();
+            store.record_reveal(&item.id, "secret-0", &carol).unwrap();
         }
     }
 }

@@ -219,9 +219,11 @@ fn decisions_follow_the_rules() {
         }
     ));
     // Reveals are audited.
-    store.record_reveal("c-000004", 0, &team.carol).unwrap();
+    store
+        .record_reveal("c-000004", "secret-0", &team.carol)
+        .unwrap();
     let receipts = store.receipts_for("c-000004").unwrap();
-    assert_eq!(receipts.last().unwrap().1, "reveal");
+    assert_eq!(receipts.last().unwrap().kind, "reveal");
     let report = verify(&store, None).unwrap();
     assert!(report.is_ok(), "{report}");
     assert!(report.signatures >= 6);
@@ -249,7 +251,7 @@ fn a_read_only_store_refuses_every_write() {
         Err(StoreError::ReadOnly(_))
     ));
     assert!(matches!(
-        store.record_reveal("c-000001", 0, &team.carol),
+        store.record_reveal("c-000001", "secret-0", &team.carol),
         Err(DecisionError::ReadOnly(_))
     ));
     let key = team.alice.verifier_text();
@@ -285,4 +287,78 @@ fn the_store_key_is_private_and_stable() {
             0o600
         );
     }
+}
+
+#[test]
+fn filter_terms_pending_approvals_and_severity() {
+    use cq::store::{ListTerm, TermField};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("s.db"));
+    let team = team(&store);
+    store
+        .record_batch(&(0..30).map(compaction).collect::<Vec<_>>())
+        .unwrap();
+    let term = |negated, field, needle: &str| ListTerm {
+        negated,
+        field,
+        needle: needle.into(),
+    };
+    let tenant1 = ListFilter {
+        terms: vec![term(false, TermField::Tenant, "TENANT-1")],
+        ..ListFilter::default()
+    };
+    assert_eq!(store.count(&tenant1).unwrap(), 8);
+    let not_finding = ListFilter {
+        terms: vec![
+            term(true, TermField::Reason, "fail/finding"),
+            term(false, TermField::Any, "c-00001"),
+        ],
+        ..ListFilter::default()
+    };
+    let rows = store
+        .list(&not_finding, SortKey::OldestFirst, 0, 100)
+        .unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.id.starts_with("c-00001") && r.verdict_class != "FAIL/FINDING"));
+    assert_eq!(rows.len(), 7);
+    // One approval on a two-person item makes it pending.
+    let r = store
+        .decide(
+            &request(&store, "c-000002", Action::Release),
+            &team.alice,
+            &rules(),
+        )
+        .unwrap();
+    assert!(matches!(r, DecisionOutcome::Approved { .. }));
+    let pending = ListFilter {
+        pending_approval: Some(true),
+        ..ListFilter::default()
+    };
+    let rows = store.list(&pending, SortKey::OldestFirst, 0, 10).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].id.as_str(), rows[0].approvals), ("c-000002", 1));
+    let counts = store
+        .status_counts(&ListFilter {
+            status: Some(Status::Released),
+            ..tenant1
+        })
+        .unwrap();
+    assert_eq!(counts.by_status[0], (Status::Quarantined, 6));
+    assert_eq!(counts.pending_approval, 0);
+    // Worst outcome first, oldest first within it.
+    let rows = store
+        .list(&ListFilter::default(), SortKey::Severity, 0, 30)
+        .unwrap();
+    assert_eq!(rows[0].id, "c-000002");
+    assert!(rows[..10].iter().all(|r| r.outcome == "FAIL"));
+    assert!(rows[20..].iter().all(|r| r.verdict == "ACCEPTED"));
+    assert!(rows[0].created_unix() > 1_700_000_000);
+    // Receipts by sequence number.
+    let receipts = store.receipts_for("c-000002").unwrap();
+    let last = receipts.last().unwrap();
+    assert_eq!(last.kind, "approval");
+    assert!(last.signature.is_some());
+    assert_eq!(store.receipt(last.seq).unwrap().as_ref(), Some(last));
+    assert!(store.receipt(100_000).unwrap().is_none());
 }

@@ -100,7 +100,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let checker = Checker::new(&args.policy)?;
     let outcome = checker.check(&request).context("refused")?;
     if let Some(store) = &args.store {
-        super::record::record(store, &request, &outcome)?;
+        super::record::record(store.as_deref(), &request, &outcome)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -193,14 +193,6 @@ fn leaf(value: &Value) -> String {
     json::canonical(value).unwrap_or_else(|_| "?".into())
 }
 
-/// The store path of `--store`, else `$CQ_STORE` or the default.
-pub fn store_path(args: &StoreArgs) -> anyhow::Result<std::path::PathBuf> {
-    match &args.store {
-        Some(path) => Ok(path.clone()),
-        None => Ok(crate::store::default_store_path()?),
-    }
-}
-
 /// `cq recheck ID|--all`.
 pub fn run(
     id: Option<&str>,
@@ -208,9 +200,7 @@ pub fn run(
     store: &StoreArgs,
     policy: &PolicyArgs,
 ) -> anyhow::Result<u8> {
-    let path = store_path(store)?;
-    let store = Store::open(&path, Mode::ReadWrite)
-        .with_context(|| format!("while opening the store \"{}\"", path.display()))?;
+    let store = super::queue::open(store, Mode::ReadWrite)?;
     let checker = Checker::new(policy)?;
     let mut out = std::io::stdout().lock();
     let ids = match (id, all) {

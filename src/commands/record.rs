@@ -13,18 +13,33 @@ use crate::json;
 use crate::review::sanitize::anomaly_count;
 use crate::store::{self, Mode, NewCompaction, NewReport, Recorded, Store};
 
-/// The store path: the given one, or the default for an empty `--store`.
-pub fn store_path(path: &Path) -> anyhow::Result<PathBuf> {
-    if path.as_os_str().is_empty() {
-        Ok(store::default_store_path()?)
-    } else {
-        Ok(path.to_owned())
+/// The store path: the given one, or `CQ_STORE` / the default for a bare `--store`.
+pub fn store_path(path: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match path {
+        Some(path) => Ok(path.to_owned()),
+        None => Ok(store::default_store_path()?),
     }
 }
 
-/// What the store keeps of a report.
+/// Outcome classes from the most to the least severe, for the queue and the two-person rule.
+const SEVERITY: [&str; 3] = ["FAIL/FINDING", "ERROR/UNKNOWN", "INSUFFICIENT_DATA/UNKNOWN"];
+
+/// The failing check a reviewer should see first: the first (in the seed's order) of the most
+/// severe class. A pinned re-open in prose is INSUFFICIENT_DATA for consistency but
+/// FAIL/FINDING for pinned: the queue and the two-person rule must see the FAIL.
+fn main_failure(report: &Report) -> Option<&crate::engine::report::CheckResult> {
+    let class =
+        |c: &&crate::engine::report::CheckResult| format!("{}/{}", c.outcome, c.finding_status);
+    SEVERITY
+        .iter()
+        .find_map(|wanted| report.failures().find(|c| class(c) == *wanted))
+        .or_else(|| report.failures().next())
+}
+
+/// What the store keeps of a report. `verdict_class` is the most severe class among the
+/// failing checks (the report itself keeps the verdict's class in the seed's order).
 pub fn new_report(report: &Report, summary: Option<&str>) -> anyhow::Result<NewReport> {
-    let main = report.failures().next();
+    let main = main_failure(report);
     Ok(NewReport {
         report_sha256: report.sha256(),
         report_json: json::canonical(&report.to_value())?,
@@ -33,7 +48,10 @@ pub fn new_report(report: &Report, summary: Option<&str>) -> anyhow::Result<NewR
         verdict: report.verdict.to_owned(),
         outcome: report.outcome.to_owned(),
         finding_status: report.finding_status.to_owned(),
-        verdict_class: format!("{}/{}", report.outcome, report.finding_status),
+        verdict_class: main.map_or_else(
+            || format!("{}/{}", report.outcome, report.finding_status),
+            |c| format!("{}/{}", c.outcome, c.finding_status),
+        ),
         main_reason: main
             .map(|c| format!("{}: {}", c.check, c.code))
             .unwrap_or_default(),
@@ -65,7 +83,7 @@ pub fn new_compaction(
 
 /// Records one verdict (what `cq check --store` does).
 pub fn record(
-    path: &Path,
+    path: Option<&Path>,
     request: &GateRequest,
     outcome: &GateOutcome,
 ) -> anyhow::Result<Recorded> {

@@ -13,20 +13,16 @@ use crate::audit::keys::NamedKey;
 use crate::cli::ReviewArgs;
 use crate::review::store_source::StoreSource;
 use crate::review::ReviewOptions;
-use crate::store::{Mode, Store};
-
-use super::recheck::store_path;
+use crate::store::Mode;
 
 /// Opens the store and runs the reviewer until the user quits.
 pub fn run(args: &ReviewArgs) -> anyhow::Result<u8> {
-    let path = store_path(&args.store)?;
     let mode = if args.readonly {
         Mode::ReadOnly
     } else {
         Mode::ReadWrite
     };
-    let store = Store::open(&path, mode)
-        .with_context(|| format!("while opening the store \"{}\"", path.display()))?;
+    let store = super::queue::open(&args.store, mode)?;
     let key =
         match &args.key {
             Some(file) => Some(NamedKey::load(file).with_context(|| {

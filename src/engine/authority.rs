@@ -149,7 +149,11 @@ impl AuthorityChecker {
                 } else if words.is_empty() {
                     "no user turn approves or confirms anything".to_owned()
                 } else {
-                    format!("no user turn approves \"{}\"", words.join(" "))
+                    // The action's words stay out of the message: they may hold a secret.
+                    format!(
+                        "no user turn approves the claimed action ({} word(s) checked)",
+                        words.len()
+                    )
                 };
                 let finding = AuthorityFinding {
                     role: role.into(),

@@ -10,6 +10,7 @@ use super::compacted::CompactedContext;
 use super::consistency::{
     ConsistencyChecker, ConsistencyFailure, ConsistencyReceipt, ConsistencyRequest, EvidenceSink,
 };
+use super::diagnose;
 use super::pinned::PinnedManifest;
 use super::registry::RecordSet;
 use super::report::{CheckResult, ConstraintRow, Finding};
@@ -204,12 +205,20 @@ fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut
             }
         }
         Value::Object(map) => {
-            for (key, item) in map {
-                let path = if path.is_empty() {
+            for (index, (key, item)) in map.iter().enumerate() {
+                // A key is untrusted text too: it is scanned, and named in paths only when it
+                // is a plain field name.
+                let name = if crate::json::shown_key(key).starts_with('"') {
                     key.clone()
                 } else {
-                    format!("{path}.{key}")
+                    format!("<key {index}>")
                 };
+                let path = if path.is_empty() {
+                    name
+                } else {
+                    format!("{path}.{name}")
+                };
+                out.extend(scanner.scan_field(&format!("{path}#key"), key));
                 scan_leaves(scanner, item, path, out);
             }
         }
@@ -220,11 +229,16 @@ fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut
 fn min_length(compacted: &CompactedContext, min: i64) -> CheckResult {
     let length = compacted.summary_text.chars().count();
     if (length as i64) < min {
-        CheckResult::fail(
-            "min_length",
-            "summary_too_short",
-            format!("compacted summary is {length} characters, shorter than the policy's {min}"),
-        )
+        let message =
+            format!("compacted summary is {length} characters, shorter than the policy's {min}");
+        let finding = Finding {
+            kind: "min_length".into(),
+            field: "summary_text".into(),
+            span: Some(0..compacted.summary_text.len()),
+            message: message.clone(),
+            ..Finding::default()
+        };
+        CheckResult::fail("min_length", "summary_too_short", message).with_findings(vec![finding])
     } else {
         CheckResult::pass(
             "min_length",
@@ -332,7 +346,8 @@ fn consistency(
             findings.push(Finding {
                 kind: "unparsed".into(),
                 field: "summary_text".into(),
-                message: why.clone(),
+                span: why.span.clone(),
+                message: why.message.clone(),
                 ..Finding::default()
             });
         }
@@ -380,6 +395,18 @@ fn consistency(
             }
         },
     };
+    if !result.passed() {
+        findings.extend(diagnose::consistency_findings(
+            compacted,
+            manifest,
+            snapshot,
+            (
+                &cx.request.expected_invariant_ids,
+                &cx.request.expected_commitment_ids,
+            ),
+            outcome.verification.as_ref(),
+        ));
+    }
     result.findings = findings;
     result.constraints = rows;
     (result, outcome_result.ok())
@@ -478,7 +505,8 @@ fn pinned(manifest: &PinnedManifest, summary: &str) -> CheckResult {
             ),
         )
     } else {
-        let ids: Vec<&str> = conflicts.iter().map(|c| c.constraint_id.as_str()).collect();
+        let mut ids: Vec<&str> = conflicts.iter().map(|c| c.constraint_id.as_str()).collect();
+        ids.dedup();
         CheckResult::fail(
             "pinned",
             "pinned_conflict",

@@ -6,14 +6,15 @@
 //! grammar this is the seed test's `ConflictVerifier`, bit for bit.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 
 use crate::json::{canonical_sha256, object, Value};
 use crate::policy::grammar::{Grammar, Segmentation};
 
 use super::pytext::{self, Normalized};
 use super::verifier::{
-    ConflictVerification, ConflictVerifier, ConstraintResult, VerifierError, VerifierInput,
-    VerifierMatch,
+    ConflictVerification, ConflictVerifier, ConstraintResult, ParseFailure, VerifierError,
+    VerifierInput, VerifierMatch,
 };
 
 /// A grammar that cannot be compiled.
@@ -97,17 +98,22 @@ impl SlotKind {
 struct Conflict {
     id: String,
     predicate: String,
+    /// The pattern without lookarounds; the whole pattern when it has none.
     loose: regex::Regex,
-    exact: fancy_regex::Regex,
+    /// The whole pattern, when it has lookarounds.
+    exact: Option<fancy_regex::Regex>,
 }
 
 impl Conflict {
     /// The first match on the normalised summary, as a byte range of it.
     fn find(&self, normalized: &str) -> Result<Option<std::ops::Range<usize>>, VerifierError> {
-        if !self.loose.is_match(normalized) {
+        let Some(found) = self.loose.find(normalized) else {
             return Ok(None);
-        }
-        match self.exact.find(normalized) {
+        };
+        let Some(exact) = &self.exact else {
+            return Ok(Some(found.range()));
+        };
+        match exact.find(normalized) {
             Ok(found) => Ok(found.map(|m| m.range())),
             Err(e) => Err(VerifierError(format!(
                 "conflict pattern \"{}\" failed: {e}",
@@ -166,16 +172,20 @@ impl ClosedClauseVerifier {
                 id: item.id.clone(),
                 reason,
             };
-            let loose = pytext::translate_pattern(&item.pattern, true).map_err(&bad)?;
-            let exact = pytext::translate_pattern(&item.pattern, false).map_err(&bad)?;
+            let loose = pytext::strip_lookarounds(&item.pattern).map_err(&bad)?;
+            let exact = if loose == item.pattern {
+                None
+            } else {
+                Some(fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?)
+            };
             let conflict = Conflict {
                 id: item.id.clone(),
                 predicate: item.predicate.clone(),
                 loose: regex::RegexBuilder::new(&loose)
-                    .size_limit(64 << 20)
+                    .size_limit(16 << 20)
                     .build()
                     .map_err(|e| bad(e.to_string()))?,
-                exact: fancy_regex::Regex::new(&exact).map_err(|e| bad(e.to_string()))?,
+                exact,
             };
             for example in &item.examples {
                 if !matches!(conflict.find(&Normalized::new(example).text), Ok(Some(_))) {
@@ -207,46 +217,67 @@ impl ClosedClauseVerifier {
     }
 
     /// Cuts the summary into clauses and checks each against the grammar: the clause list
-    /// of a total parse, or why the parse is not total.
-    pub fn parse_clauses(&self, summary: &str) -> Result<Vec<String>, String> {
+    /// of a total parse, or why the parse is not total. A failure names a clause by number
+    /// and byte span, never by its text: the text may hold a secret.
+    pub fn parse_clauses(&self, summary: &str) -> Result<Vec<String>, ParseFailure> {
+        let fail = |message: String, span: Option<Range<usize>>| ParseFailure { message, span };
         if let Some(charset) = &self.charset {
             if !charset.is_match(summary) {
-                let bad = summary.chars().find(|c| !charset.is_match(&c.to_string()));
+                let bad = summary
+                    .char_indices()
+                    .find(|(_, c)| !charset.is_match(&c.to_string()));
                 return Err(match bad {
-                    Some(c) => format!("character {c:?} is outside the grammar's character set"),
-                    None => "the summary is outside the grammar's character set".to_owned(),
+                    Some((at, c)) => fail(
+                        format!("character U+{:04X} at byte {at} is outside the grammar's character set", c as u32),
+                        Some(at..at + c.len_utf8()),
+                    ),
+                    None => fail("the summary is outside the grammar's character set".into(), None),
                 });
             }
         }
-        let text = if self.grammar.case_fold {
-            pytext::casefold(summary)
-        } else {
-            summary.to_owned()
-        };
         let segments = match self.grammar.segmentation {
-            Segmentation::Period => period_segments(&text)?,
-            Segmentation::Sentence => sentence_segments(&text)?,
-        };
-        let mut seen = HashSet::new();
+            Segmentation::Period => period_segments(summary),
+            Segmentation::Sentence => sentence_segments(summary),
+        }
+        .ok_or_else(|| fail("the summary does not end with \".\"".into(), None))?;
+        let mut seen: Vec<String> = Vec::with_capacity(segments.len());
         let mut clauses = Vec::with_capacity(segments.len());
-        for segment in segments {
-            let clause = pytext::collapse_whitespace(segment);
+        let total = segments.len();
+        for (index, span) in segments.into_iter().enumerate() {
+            let number = index + 1;
+            let segment = &summary[span.clone()];
+            let text = if self.grammar.case_fold {
+                pytext::casefold(segment)
+            } else {
+                segment.to_owned()
+            };
+            let clause = pytext::collapse_whitespace(&text);
             if clause.is_empty() {
-                return Err("the summary has an empty clause".to_owned());
+                return Err(fail(
+                    format!("clause {number} of {total} is empty"),
+                    Some(span),
+                ));
             }
             let folded = pytext::casefold(&clause);
-            if !seen.insert(folded.clone()) {
-                return Err(format!("clause {clause:?} is repeated"));
+            if let Some(first) = seen.iter().position(|c| *c == folded) {
+                return Err(fail(
+                    format!("clause {number} of {total} repeats clause {}", first + 1),
+                    Some(span),
+                ));
             }
             if !self.plain.contains(&folded)
                 && !self.templates.iter().any(|t| template_matches(t, &clause))
             {
-                return Err(format!("clause {clause:?} is not in the grammar"));
+                return Err(fail(
+                    format!("clause {number} of {total} is not in the grammar"),
+                    Some(span),
+                ));
             }
+            seen.push(folded);
             clauses.push(clause);
         }
         if clauses.is_empty() {
-            return Err("the summary has no clause".to_owned());
+            return Err(fail("the summary has no clause".into(), None));
         }
         Ok(clauses)
     }
@@ -283,23 +314,26 @@ fn template_matches(template: &[Token], clause: &str) -> bool {
             })
 }
 
-/// The seed's segmentation: `text.split(".")`, and the last segment must be empty.
-fn period_segments(text: &str) -> Result<Vec<&str>, String> {
+/// The seed's segmentation: `text.split(".")`, and the last segment must be empty. Case
+/// folding never makes or removes a `.`, so cutting the original text gives the same clauses.
+fn period_segments(text: &str) -> Option<Vec<Range<usize>>> {
     if !text.ends_with('.') {
-        return Err("the summary does not end with \".\"".to_owned());
+        return None;
     }
-    let mut segments: Vec<&str> = text.split('.').collect();
-    segments.pop();
-    Ok(segments)
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for (at, _) in text.match_indices('.') {
+        spans.push(start..at);
+        start = at + 1;
+    }
+    Some(spans)
 }
 
 /// Clauses end at a `.` followed by whitespace or the end of the text.
-fn sentence_segments(text: &str) -> Result<Vec<&str>, String> {
+fn sentence_segments(text: &str) -> Option<Vec<Range<usize>>> {
     let trimmed = text.trim_end_matches(pytext::is_space);
-    let Some(body) = trimmed.strip_suffix('.') else {
-        return Err("the summary does not end with \".\"".to_owned());
-    };
-    let mut segments = Vec::new();
+    let body = trimmed.strip_suffix('.')?;
+    let mut spans = Vec::new();
     let mut start = 0;
     let mut chars = body.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
@@ -308,19 +342,22 @@ fn sentence_segments(text: &str) -> Result<Vec<&str>, String> {
                 .peek()
                 .is_some_and(|&(_, next)| pytext::is_space(next))
         {
-            segments.push(&body[start..at]);
+            spans.push(start..at);
             start = at + 1;
         }
     }
-    segments.push(&body[start..]);
-    Ok(segments)
+    spans.push(start..body.len());
+    Some(spans)
 }
 
 impl ConflictVerifier for ClosedClauseVerifier {
     fn verify(&self, input: &VerifierInput<'_>) -> Result<ConflictVerification, VerifierError> {
         let normalized = Normalized::new(input.summary_text);
         let parsed = if input.summary_text.is_empty() {
-            Err("the summary is empty".to_owned())
+            Err(ParseFailure {
+                message: "the summary is empty".into(),
+                span: None,
+            })
         } else {
             self.parse_clauses(input.summary_text)
         };

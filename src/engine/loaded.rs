@@ -9,7 +9,11 @@ use crate::policy::{PinnedConstraint, Policy};
 use super::authority::AuthorityChecker;
 use super::clause::ClosedClauseVerifier;
 use super::consistency::MemoryEvidence;
-use super::gate::{AuditSink, CompactionPolicy, Gate, GateOutcome, PolicySource, RenderInput};
+use super::gate::{
+    AuditSink, CompactionPolicy, ContextMessage, Gate, GateOutcome, PolicySource, RenderInput,
+    UNTRUSTED_MARKER,
+};
+use super::pinned::PinnedManifest;
 use super::registry::{ConstraintRecord, RecordKind, RecordSet};
 use super::secret_scan::{ExactSecretScanner, LeafScanner, ScanBackend, VerifiedScanPolicy};
 use super::{GateRequest, Refusal};
@@ -113,6 +117,43 @@ impl PolicyEngine {
             authority: &self.authority,
         };
         gate.run(request, &mut MemoryEvidence::default(), audit)
+    }
+
+    /// The context to inject once a human released a quarantined compaction: the trusted
+    /// instruction rendered from this policy and the request's pinned constraints, and the
+    /// summary as untrusted user data, exactly as an accepted verdict returns it.
+    pub fn released_context(
+        &self,
+        request: &GateRequest,
+        summary_text: &str,
+    ) -> Result<Vec<ContextMessage>, Refusal> {
+        request.source_digests()?;
+        let pinned = PinnedManifest::isolate(&self.policy.pinned, &request.pinned_constraints)
+            .map_err(Refusal::InvalidRequest)?;
+        let instruction = self
+            .render_trusted_instruction(&RenderInput {
+                tenant_id: &request.tenant_id,
+                task_id: &request.task_id,
+                policy_sha256: &self.policy_sha256,
+                invariant_ids: &request.expected_invariant_ids,
+                commitment_ids: &request.expected_commitment_ids,
+                pinned: &pinned,
+            })
+            .map_err(Refusal::RenderFailed)?;
+        let missing = pinned.missing_from(&instruction);
+        if !missing.is_empty() {
+            return Err(Refusal::PinnedMissing(missing));
+        }
+        Ok(vec![
+            ContextMessage {
+                role: "system".into(),
+                content: instruction,
+            },
+            ContextMessage {
+                role: "user".into(),
+                content: format!("{UNTRUSTED_MARKER}{summary_text}"),
+            },
+        ])
     }
 
     fn constraint_lines(&self) -> String {

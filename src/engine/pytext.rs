@@ -4,6 +4,11 @@
 //! capital sharp s, dotted capital I, U+001C..U+001F and U+0085 as whitespace, combining
 //! marks and vulgar fractions beside a word). Rust's own Unicode notions differ on each, so
 //! the tables are generated from CPython 3.11.7 and shipped in `assets/unicode/`.
+//!
+//! Patterns then run unchanged on the `regex` crate: normalisation replaces the few
+//! characters whose word-ness differs between Python's `re` and the `regex` crate (combining
+//! marks, connector punctuation, vulgar fractions, ...) with stand-ins that agree (`ǂ` for a
+//! word character, `¤` for a non-word one), so `\b`, `\w` and `\W` give Python's answers.
 
 use std::sync::OnceLock;
 
@@ -12,6 +17,24 @@ struct Tables {
     fold: Vec<(char, String)>,
     word: Vec<(u32, u32)>,
     space: Vec<(u32, u32)>,
+    /// What the `regex` crate's Unicode `\w` matches.
+    rust_word: Vec<(u32, u32)>,
+}
+
+/// Stand-ins for characters whose word-ness the two engines disagree on.
+const WORD_STAND_IN: char = '\u{01C2}';
+const NON_WORD_STAND_IN: char = '\u{00A4}';
+
+fn rust_word_ranges() -> Vec<(u32, u32)> {
+    use regex_syntax::hir::{Class, HirKind};
+    match regex_syntax::parse(r"\w").map(|hir| hir.into_kind()) {
+        Ok(HirKind::Class(Class::Unicode(class))) => class
+            .ranges()
+            .iter()
+            .map(|r| (r.start() as u32, r.end() as u32))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn tables() -> &'static Tables {
@@ -20,6 +43,7 @@ fn tables() -> &'static Tables {
         fold: parse_fold(include_str!("../../assets/unicode/python-casefold.txt")),
         word: parse_ranges(include_str!("../../assets/unicode/python-word.txt")),
         space: parse_ranges(include_str!("../../assets/unicode/python-space.txt")),
+        rust_word: rust_word_ranges(),
     })
 }
 
@@ -87,6 +111,22 @@ pub fn is_word(c: char) -> bool {
     in_ranges(&tables().word, c)
 }
 
+/// `c`, or a stand-in with the same word-ness in Python's `re` and the `regex` crate when the
+/// two disagree on `c`.
+pub fn agreeing(c: char) -> char {
+    if c.is_ascii() {
+        return c;
+    }
+    let python = is_word(c);
+    if python == in_ranges(&tables().rust_word, c) {
+        c
+    } else if python {
+        WORD_STAND_IN
+    } else {
+        NON_WORD_STAND_IN
+    }
+}
+
 /// Appends Python's `c.casefold()` to `out`.
 fn push_casefold(out: &mut String, c: char) {
     if c.is_ascii() {
@@ -117,8 +157,9 @@ pub fn collapse_whitespace(text: &str) -> String {
         .join(" ")
 }
 
-/// `" ".join(text.casefold().split())`, remembering for every byte of the result the byte
-/// offset in `text` it came from, so matches on the normalised text map back to the source.
+/// `" ".join(text.casefold().split())` with disagreeing characters replaced by stand-ins
+/// (see the module docs), remembering for every byte of the result the byte offset in
+/// `text` it came from, so matches on the normalised text map back to the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Normalized {
     pub text: String,
@@ -142,9 +183,13 @@ impl Normalized {
                 text.push(' ');
                 origin.push(space_at);
             }
-            let before = text.len();
-            push_casefold(&mut text, c);
-            origin.resize(origin.len() + text.len() - before, at);
+            let mut folded = String::new();
+            push_casefold(&mut folded, c);
+            for f in folded.chars() {
+                let f = agreeing(f);
+                text.push(f);
+                origin.resize(origin.len() + f.len_utf8(), at);
+            }
         }
         Normalized {
             text,
@@ -170,50 +215,22 @@ impl Normalized {
     }
 }
 
-/// Rewrites a pattern written for Python's `re` (on `str`) so that Rust regex engines give
-/// the same answers: `\w`, `\W`, `\s`, `\S` become Python's classes and `\b`/`\B` become
-/// lookarounds on Python's `\w` (for `fancy-regex`). With `loose`, `\b`/`\B` are dropped
-/// instead: the result matches wherever the exact one does, so it serves as a fast
-/// prefilter for the plain `regex` crate.
-pub fn translate_pattern(pattern: &str, loose: bool) -> Result<String, String> {
-    let word = class_body(&tables().word);
-    let space = class_body(&tables().space);
-    let w = format!("[{word}]");
-    let mut out = String::with_capacity(pattern.len() * 2);
+/// The pattern without its lookarounds (`(?=…)`, `(?!…)`, `(?<=…)`, `(?<!…)`): it matches
+/// wherever the full pattern does, so the plain `regex` crate can rule most texts out before
+/// the backtracking engine that lookarounds need is run.
+pub fn strip_lookarounds(pattern: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(pattern.len());
     let mut in_class = false;
     let mut chars = pattern.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
-                let Some(next) = chars.next() else {
-                    return Err("pattern ends with a lone backslash".into());
-                };
-                match (next, in_class) {
-                    ('w', false) => out.push_str(&w),
-                    ('W', false) => out.push_str(&format!("[^{word}]")),
-                    ('s', false) => out.push_str(&format!("[{space}]")),
-                    ('S', false) => out.push_str(&format!("[^{space}]")),
-                    ('w', true) => out.push_str(&word),
-                    ('s', true) => out.push_str(&space),
-                    ('W' | 'S' | 'b' | 'B', true) => {
-                        return Err(format!(
-                            "\\{next} inside a character class is not supported"
-                        ))
-                    }
-                    ('b' | 'B', false) if loose => {}
-                    ('b', false) => {
-                        out.push_str(&format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"));
-                    }
-                    ('B', false) => {
-                        out.push_str(&format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"));
-                    }
-                    (other, _) => {
-                        out.push('\\');
-                        out.push(other);
-                    }
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
                 }
             }
-            '(' if !in_class && loose && is_lookaround(chars.clone()) => skip_group(&mut chars)?,
+            '(' if !in_class && is_lookaround(chars.clone()) => skip_group(&mut chars)?,
             '[' if !in_class => {
                 in_class = true;
                 out.push(c);
@@ -222,7 +239,7 @@ pub fn translate_pattern(pattern: &str, loose: bool) -> Result<String, String> {
                     chars.next();
                 }
                 if chars.peek() == Some(&']') {
-                    out.push_str("\\]");
+                    out.push(']');
                     chars.next();
                 }
             }
@@ -273,13 +290,6 @@ fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<()
     Err("unbalanced parenthesis in a lookaround".into())
 }
 
-fn class_body(ranges: &[(u32, u32)]) -> String {
-    ranges
-        .iter()
-        .map(|(a, b)| format!("\\x{{{a:X}}}-\\x{{{b:X}}}"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,16 +328,15 @@ mod tests {
     }
 
     #[test]
-    fn translated_boundaries_follow_python() {
-        let exact =
-            fancy_regex::Regex::new(&translate_pattern(r"\breveal\b", false).unwrap()).unwrap();
-        assert!(exact.is_match("reveal\u{301} it").unwrap());
-        assert!(!exact.is_match("½reveal").unwrap());
-        let loose = regex::Regex::new(
-            &translate_pattern(r"(?<!not )\breveal\b\s+\w(?=[a-z](?:x))", true).unwrap(),
-        )
-        .unwrap();
-        assert!(loose.is_match("½reveal\u{85}x"));
-        assert!(loose.is_match("not reveal x"));
+    fn boundaries_on_normalized_text_follow_python() {
+        let word = regex::Regex::new(r"\breveal\b").unwrap();
+        assert!(word.is_match(&Normalized::new("reveal\u{301} it").text));
+        assert!(!word.is_match(&Normalized::new("\u{bd}reveal").text));
+        assert!(word.is_match(&Normalized::new("\u{203f}reveal").text));
+        assert_eq!(agreeing('\u{301}'), NON_WORD_STAND_IN);
+        assert_eq!(agreeing('\u{bd}'), WORD_STAND_IN);
+        assert_eq!(agreeing('\u{e9}'), '\u{e9}');
+        let loose = strip_lookarounds(r"(?<!not )\breveal\b(?=[a-z](?:x))").unwrap();
+        assert_eq!(loose, r"\breveal\b");
     }
 }

@@ -65,7 +65,16 @@ impl Errors {
         }
         for key in map.keys() {
             if !fields.contains(&key.as_str()) {
-                self.push(join(path, key), "extra field is not allowed");
+                let shown = crate::json::shown_key(key);
+                let name = if shown.starts_with('"') {
+                    key.clone()
+                } else {
+                    "(withheld)".to_owned()
+                };
+                self.push(
+                    join(path, &name),
+                    format!("extra field {shown} is not allowed"),
+                );
             }
         }
         Some(map)

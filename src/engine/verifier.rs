@@ -87,6 +87,14 @@ pub struct VerifierMatch {
     pub span: std::ops::Range<usize>,
 }
 
+/// Why a summary does not parse totally: a message that never quotes the summary, and the
+/// byte span of the offending clause or character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseFailure {
+    pub message: String,
+    pub span: Option<std::ops::Range<usize>>,
+}
+
 /// The verifier's sealed answer (the seed's `ConflictVerification`), plus diagnostics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConflictVerification {
@@ -107,7 +115,7 @@ pub struct ConflictVerification {
     pub parsed_clauses: Option<Vec<String>>,
     pub matches: Vec<VerifierMatch>,
     /// Why the parse was not total, for reviewers.
-    pub parse_failure: Option<String>,
+    pub parse_failure: Option<ParseFailure>,
 }
 
 impl ConflictVerification {

@@ -121,6 +121,24 @@ fn write_string(out: &mut String, text: &str) {
     out.push('"');
 }
 
+/// The same JSON text with every non-ASCII character and DEL written as `\u` escapes (as
+/// Python's `ensure_ascii=True` does): it parses to the same value, and nothing in it can
+/// act on a terminal.
+pub fn to_ascii(json_text: &str) -> String {
+    let mut out = String::with_capacity(json_text.len());
+    let mut units = [0u16; 2];
+    for c in json_text.chars() {
+        if c.is_ascii() && c != '\u{7f}' {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,22 +181,4 @@ mod tests {
             sha256_hex(br#"{"a":"x","b":1}"#)
         );
     }
-}
-
-/// The same JSON text with every non-ASCII character and DEL written as `\u` escapes (as
-/// Python's `ensure_ascii=True` does): it parses to the same value, and nothing in it can
-/// act on a terminal.
-pub fn to_ascii(json_text: &str) -> String {
-    let mut out = String::with_capacity(json_text.len());
-    let mut units = [0u16; 2];
-    for c in json_text.chars() {
-        if c.is_ascii() && c != '\u{7f}' {
-            out.push(c);
-        } else {
-            for unit in c.encode_utf16(&mut units) {
-                let _ = write!(out, "\\u{unit:04x}");
-            }
-        }
-    }
-    out
 }

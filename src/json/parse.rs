@@ -72,7 +72,7 @@ impl fmt::Display for ParseError {
             UnexpectedChar(c) => write!(f, "unexpected character {c:?} at byte {at}"),
             TrailingData => write!(f, "trailing data after the JSON value at byte {at}"),
             TooDeep { limit } => write!(f, "JSON nests deeper than {limit} levels at byte {at}"),
-            DuplicateKey(key) => write!(f, "duplicate key {key:?} at byte {at}"),
+            DuplicateKey(key) => write!(f, "duplicate key {} at byte {at}", shown_key(key)),
             NonFinite(word) => write!(f, "non-finite number \"{word}\" at byte {at}"),
             LoneSurrogate(unit) => write!(f, "lone surrogate \\u{unit:04x} at byte {at}"),
             ControlCharInString(c) => {
@@ -94,6 +94,16 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+/// A key as error messages show it: plain field names (lower-case letters and `_`) as they
+/// are, anything else withheld, since a key from untrusted input may itself be a secret.
+pub fn shown_key(key: &str) -> String {
+    if (1..=40).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+        format!("\"{key}\"")
+    } else {
+        format!("(a key of {} characters, withheld)", key.chars().count())
+    }
+}
 
 /// Parses untrusted JSON strictly.
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, ParseError> {

@@ -27,8 +27,8 @@ use crate::review::source::{
     Sort, SourceMessage, Status,
 };
 use crate::store::{
-    self, Action, Compaction, DecisionError, DecisionOutcome, Mode, QueueField, QueueOrder,
-    QueueQuery, QueueStatus, QueueTerm, ReviewRules, Store,
+    self, Action, Compaction, DecisionError, DecisionOutcome, ListFilter, ListTerm, Mode, SortKey,
+    Store, TermField,
 };
 
 use deferred::Deferred;
@@ -40,7 +40,6 @@ pub struct StoreSource {
     policy: Policy,
     checker: Deferred,
     key: Option<NamedKey>,
-    rules: ReviewRules,
     reviewer: Option<String>,
 }
 
@@ -50,22 +49,6 @@ impl std::fmt::Debug for StoreSource {
             .field("store", &self.store)
             .field("key", &self.key)
             .finish_non_exhaustive()
-    }
-}
-
-/// The store's decision rules from a policy's `[review]` table (`secret` in
-/// `two_person_classes` means any secret finding).
-pub fn review_rules(policy: &Policy) -> ReviewRules {
-    let classes = &policy.review.two_person_classes;
-    ReviewRules {
-        reason_codes: policy
-            .review
-            .reason_codes
-            .iter()
-            .map(|r| r.code.clone())
-            .collect(),
-        two_person_classes: classes.iter().filter(|c| *c != "secret").cloned().collect(),
-        two_person_for_secrets: classes.iter().any(|c| c == "secret"),
     }
 }
 
@@ -105,7 +88,6 @@ impl StoreSource {
             None => None,
         };
         Ok(StoreSource {
-            rules: review_rules(&policy),
             store,
             policy,
             checker,
@@ -191,7 +173,7 @@ impl StoreSource {
             status: status_of(s.status, !c.approvals.is_empty()),
             outcome: detail::outcome(&s.outcome),
             main_reason: s.main_reason.clone(),
-            created_unix: detail::unix_seconds(&s.created_at),
+            created_unix: s.created_unix(),
             report_sha256: s.report_sha256.clone(),
             policy_sha256: report
                 .get("policy_sha256")
@@ -212,7 +194,7 @@ impl StoreSource {
                     reviewer: a.reviewer.clone(),
                     kind: DecisionKind::Release,
                     reason_code: a.reason.clone(),
-                    at_unix: detail::unix_seconds(&a.created_at),
+                    at_unix: crate::audit::parse_utc(&a.created_at).unwrap_or(0),
                 })
                 .collect(),
             receipts: self.receipts(&s.id)?,
@@ -240,7 +222,7 @@ impl StoreSource {
     fn receipts(&self, id: &str) -> anyhow::Result<Vec<Receipt>> {
         Ok(self
             .store
-            .signed_receipts_for(id)?
+            .receipts_for(id)?
             .into_iter()
             .map(receipt)
             .collect())
@@ -256,25 +238,13 @@ impl StoreSource {
 }
 
 fn receipt(stored: store::StoredReceipt) -> Receipt {
-    let store::StoredReceipt {
-        seq,
-        kind,
-        receipt_json: body,
-        signature,
-    } = stored;
-    let parsed = json::parse(body.as_bytes(), &json::Limits::default()).ok();
-    let at_unix = parsed
-        .as_ref()
-        .and_then(|v| v.get("time"))
-        .and_then(Value::as_str)
-        .map_or(0, detail::unix_seconds);
     Receipt {
-        seq,
-        kind,
-        sha256: json::sha256_hex(body.as_bytes()),
-        body,
-        signature,
-        at_unix,
+        seq: stored.seq,
+        kind: stored.kind,
+        at_unix: crate::audit::parse_utc(&stored.created_at).unwrap_or(0),
+        body: stored.body,
+        sha256: stored.sha256,
+        signature: stored.signature,
     }
 }
 
@@ -288,47 +258,71 @@ fn status_of(status: store::Status, pending: bool) -> Status {
     }
 }
 
-fn queue_status(status: Status) -> QueueStatus {
-    match status {
-        Status::Quarantined => QueueStatus::Quarantined,
-        Status::PendingApproval => QueueStatus::Pending,
-        Status::Released => QueueStatus::Released,
-        Status::Rejected => QueueStatus::Rejected,
-        Status::Accepted => QueueStatus::Accepted,
+/// The store filter for the reviewer's filter, and which statuses it lets through; `None`
+/// when its status terms exclude everything.
+pub fn list_filter(filter: &Filter) -> Option<(ListFilter, Vec<Status>)> {
+    let allowed: Vec<Status> = Status::ALL
+        .into_iter()
+        .filter(|s| {
+            filter.terms.iter().all(|t| match t.predicate {
+                Predicate::Status(want) => (want == *s) != t.negated,
+                _ => true,
+            })
+        })
+        .collect();
+    if allowed.is_empty() {
+        return None;
     }
-}
-
-fn review_status(status: QueueStatus) -> Status {
-    match status {
-        QueueStatus::Quarantined => Status::Quarantined,
-        QueueStatus::Pending => Status::PendingApproval,
-        QueueStatus::Released => Status::Released,
-        QueueStatus::Rejected => Status::Rejected,
-        QueueStatus::Accepted => Status::Accepted,
+    let mut list = ListFilter::default();
+    let stored: Vec<store::Status> = store::Status::ALL
+        .into_iter()
+        .filter(|s| allowed.iter().any(|a| stored_status(*a) == *s))
+        .collect();
+    if let [only] = stored[..] {
+        list.status = Some(only);
+    } else {
+        list.excluded_statuses = store::Status::ALL
+            .into_iter()
+            .filter(|s| !stored.contains(s))
+            .collect();
     }
-}
-
-/// The reviewer's filter as a store query.
-pub fn queue_query(filter: &Filter) -> QueueQuery {
-    let text = |field, needle: &String| QueueTerm::Text {
+    let quarantined = allowed.contains(&Status::Quarantined);
+    let pending = allowed.contains(&Status::PendingApproval);
+    list.pending_approval = match (quarantined, pending) {
+        (true, false) => Some(false),
+        // Pending alone: quarantined with an approval. Pending with other statuses but not
+        // plain quarantined cannot be said in one store filter; it lists plain quarantined
+        // items too (the header counts stay exact).
+        (false, true) if stored.len() == 1 => Some(true),
+        _ => None,
+    };
+    let term = |negated, field, needle: &String| ListTerm {
+        negated,
         field,
         needle: needle.clone(),
     };
-    QueueQuery {
-        terms: filter
-            .terms
-            .iter()
-            .map(|t| {
-                let term = match &t.predicate {
-                    Predicate::Text(n) => text(QueueField::Any, n),
-                    Predicate::Reason(n) => text(QueueField::Reason, n),
-                    Predicate::Tenant(n) => text(QueueField::Tenant, n),
-                    Predicate::Task(n) => text(QueueField::Task, n),
-                    Predicate::Status(s) => QueueTerm::Status(queue_status(*s)),
-                };
-                (t.negated, term)
+    list.terms = filter
+        .terms
+        .iter()
+        .filter_map(|t| {
+            Some(match &t.predicate {
+                Predicate::Text(n) => term(t.negated, TermField::Any, n),
+                Predicate::Reason(n) => term(t.negated, TermField::Reason, n),
+                Predicate::Tenant(n) => term(t.negated, TermField::Tenant, n),
+                Predicate::Task(n) => term(t.negated, TermField::Task, n),
+                Predicate::Status(_) => return None,
             })
-            .collect(),
+        })
+        .collect();
+    Some((list, allowed))
+}
+
+fn stored_status(status: Status) -> store::Status {
+    match status {
+        Status::Quarantined | Status::PendingApproval => store::Status::Quarantined,
+        Status::Released => store::Status::Released,
+        Status::Rejected => store::Status::Rejected,
+        Status::Accepted => store::Status::Accepted,
     }
 }
 
@@ -355,38 +349,52 @@ impl ReviewSource for StoreSource {
         offset: usize,
         limit: usize,
     ) -> anyhow::Result<QueuePage> {
-        let order = match sort {
-            Sort::Age => QueueOrder::OldestFirst,
-            Sort::Severity => QueueOrder::WorstFirst,
+        let Some((list, allowed)) = list_filter(filter) else {
+            return Ok(QueuePage::default());
         };
-        let result = self
+        let counts = self
             .store
-            .queue(&queue_query(filter), order, offset as u64, limit as u64)
-            .context("while reading the queue")?;
+            .status_counts(&list)
+            .context("while counting the queue")?;
+        let mut counts_by_status = std::collections::BTreeMap::new();
+        for (s, n) in counts.by_status {
+            let n = if s == store::Status::Quarantined {
+                counts_by_status.insert(Status::PendingApproval, counts.pending_approval as usize);
+                n.saturating_sub(counts.pending_approval)
+            } else {
+                n
+            };
+            counts_by_status.insert(status_of(s, false), n as usize);
+        }
+        counts_by_status.retain(|_, n| *n > 0);
+        let total = allowed
+            .iter()
+            .map(|s| counts_by_status.get(s).copied().unwrap_or(0))
+            .sum();
+        let sort = match sort {
+            Sort::Age => SortKey::OldestFirst,
+            Sort::Severity => SortKey::Severity,
+        };
+        let rows = self
+            .store
+            .list(&list, sort, offset as u64, limit as u64)
+            .context("while reading the queue")?
+            .into_iter()
+            .map(|s| QueueRow {
+                status: status_of(s.status, s.approvals > 0),
+                outcome: detail::outcome(&s.outcome),
+                created_unix: s.created_unix(),
+                anomaly_count: s.anomaly_count as usize,
+                id: ItemId(s.id),
+                tenant: s.tenant_id,
+                task: s.task_id,
+                main_reason: s.main_reason,
+            })
+            .collect();
         Ok(QueuePage {
-            rows: result
-                .rows
-                .into_iter()
-                .map(|e| {
-                    let s = e.summary;
-                    QueueRow {
-                        id: ItemId(s.id),
-                        tenant: s.tenant_id,
-                        task: s.task_id,
-                        status: review_status(e.status),
-                        outcome: detail::outcome(&s.outcome),
-                        main_reason: s.main_reason,
-                        created_unix: detail::unix_seconds(&s.created_at),
-                        anomaly_count: s.anomaly_count as usize,
-                    }
-                })
-                .collect(),
-            total: result.total as usize,
-            counts_by_status: result
-                .counts
-                .into_iter()
-                .map(|(s, n)| (review_status(s), n as usize))
-                .collect(),
+            rows,
+            total,
+            counts_by_status,
         })
     }
 
@@ -433,7 +441,8 @@ impl ReviewSource for StoreSource {
             note: request.note.clone(),
             seen_report_sha256: request.report_sha256.clone(),
         };
-        match self.store.decide(&wanted, key, &self.rules) {
+        let rules = crate::commands::queue::review_rules(&self.policy, wanted.action);
+        match self.store.decide(&wanted, key, &rules) {
             Ok(DecisionOutcome::Decided { receipt_seq, .. }) => self.receipt_at(&id.0, receipt_seq),
             Ok(DecisionOutcome::Approved {
                 approvals,
@@ -465,9 +474,8 @@ impl ReviewSource for StoreSource {
             .and_then(|s| parts.text.get(s.range.clone()))
             .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?
             .to_owned();
-        let index = u32::try_from(index).context("finding index out of range")?;
         self.store
-            .record_reveal(&id.0, index, key)
+            .record_reveal(&id.0, finding_id, key)
             .context("the reveal could not be audited, so it is not shown")?;
         Ok(value)
     }

@@ -288,12 +288,12 @@ impl Store {
         })
     }
 
-    /// Audits that `key`'s reviewer revealed masked secret span `finding_index` of
-    /// compaction `id`. The receipt holds the index, never the value.
+    /// Audits that `key`'s reviewer revealed the masked secret `finding_id` of compaction
+    /// `id`. The receipt holds the finding's id, never the value.
     pub fn record_reveal(
         &self,
         id: &str,
-        finding_index: u32,
+        finding_id: &str,
         key: &NamedKey,
     ) -> Result<u64, DecisionError> {
         self.write(|tx, store_key| {
@@ -303,17 +303,17 @@ impl Store {
             let receipt = target
                 .receipt
                 .with_kind(ReceiptKind::Reveal)
-                .with("finding_index", u64::from(finding_index))
+                .with("finding_id", finding_id)
                 .with("reviewer", reviewer.name.as_str())
                 .with("reviewer_key_id", reviewer.key_id.as_str());
             let appended = log.append(tx, &receipt, Some(key))?;
             tx.execute(
-                "INSERT INTO reveals (compaction_id, finding_index, reviewer, key_id, receipt_seq,
+                "INSERT INTO reveals (compaction_id, finding_id, reviewer, key_id, receipt_seq,
                      created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     id,
-                    finding_index,
+                    finding_id,
                     reviewer.name,
                     reviewer.key_id,
                     appended.seq as i64,

@@ -8,6 +8,7 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Row};
 
+use super::filter::{ListFilter, SortKey};
 use super::{Store, StoreError};
 
 /// Where a compaction stands.
@@ -63,6 +64,15 @@ pub struct CompactionSummary {
     pub anomaly_count: u32,
     pub report_sha256: String,
     pub created_at: String,
+    /// Approvals given on the current report (1 means a second approver is awaited).
+    pub approvals: u32,
+}
+
+impl CompactionSummary {
+    /// `created_at` as Unix seconds.
+    pub fn created_unix(&self) -> i64 {
+        crate::audit::parse_utc(&self.created_at).unwrap_or(0)
+    }
 }
 
 /// Everything about one compaction.
@@ -103,6 +113,29 @@ pub struct Approval {
     pub created_at: String,
 }
 
+/// Per-status totals for the queue header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCounts {
+    pub by_status: Vec<(Status, u64)>,
+    /// Quarantined items with one approval on their current report.
+    pub pending_approval: u64,
+}
+
+/// One receipt as stored in the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReceipt {
+    pub seq: u64,
+    pub kind: String,
+    pub compaction_id: Option<String>,
+    /// The canonical JSON body (the signed bytes).
+    pub body: String,
+    pub sha256: String,
+    /// Base64 Ed25519 signature, for receipts a reviewer made.
+    pub signature: Option<String>,
+    pub key_id: Option<String>,
+    pub created_at: String,
+}
+
 /// One stored report run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportRow {
@@ -115,29 +148,12 @@ pub struct ReportRow {
     pub created_at: String,
 }
 
-/// Which compactions to list; `None` matches everything.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ListFilter {
-    pub status: Option<Status>,
-    pub tenant_id: Option<String>,
-    pub task_id: Option<String>,
-    pub verdict_class: Option<String>,
-}
+const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome, finding_status,
+    verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at,
+    (SELECT COUNT(*) FROM approvals a
+     WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256)";
 
-/// Queue order. Ties are broken by id, so pages never overlap.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SortKey {
-    #[default]
-    NewestFirst,
-    OldestFirst,
-    MostAnomalies,
-}
-
-pub(super) const SUMMARY_COLUMNS: &str =
-    "id, tenant_id, task_id, status, verdict, outcome, finding_status,
-    verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at";
-
-pub(super) fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
     let status: String = row.get(3)?;
     Ok(CompactionSummary {
         id: row.get(0)?,
@@ -155,29 +171,8 @@ pub(super) fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSumm
         anomaly_count: row.get(10)?,
         report_sha256: row.get(11)?,
         created_at: row.get(12)?,
+        approvals: row.get(13)?,
     })
-}
-
-impl ListFilter {
-    fn where_clause(&self) -> (String, Vec<SqlValue>) {
-        let mut terms = Vec::new();
-        let mut values = Vec::new();
-        let mut add = |column: &str, value: Option<String>| {
-            if let Some(v) = value {
-                values.push(SqlValue::Text(v));
-                terms.push(format!("{column} = ?{}", values.len()));
-            }
-        };
-        add("status", self.status.map(|s| s.as_str().to_owned()));
-        add("tenant_id", self.tenant_id.clone());
-        add("task_id", self.task_id.clone());
-        add("verdict_class", self.verdict_class.clone());
-        if terms.is_empty() {
-            (String::new(), values)
-        } else {
-            (format!("WHERE {}", terms.join(" AND ")), values)
-        }
-    }
 }
 
 impl Store {
@@ -190,11 +185,7 @@ impl Store {
         limit: u64,
     ) -> Result<Vec<CompactionSummary>, StoreError> {
         let (clause, mut values) = filter.where_clause();
-        let order = match sort {
-            SortKey::NewestFirst => "created_at DESC, id DESC",
-            SortKey::OldestFirst => "created_at ASC, id ASC",
-            SortKey::MostAnomalies => "anomaly_count DESC, created_at DESC, id DESC",
-        };
+        let order = sort.order_by();
         let n = values.len();
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS} FROM compactions {clause} ORDER BY {order} LIMIT ?{} OFFSET ?{}",
@@ -222,28 +213,37 @@ impl Store {
             .map_err(err)
     }
 
-    /// Counts per status, for the queue header.
-    pub fn status_counts(&self) -> Result<Vec<(Status, u64)>, StoreError> {
-        Status::ALL
-            .into_iter()
-            .map(|s| {
-                Ok((
-                    s,
-                    self.count(&ListFilter {
-                        status: Some(s),
-                        ..ListFilter::default()
-                    })?,
-                ))
-            })
-            .collect()
+    /// Counts per status of what `filter` matches apart from its status terms (the queue
+    /// header); the last entry counts quarantined items awaiting a second approval.
+    pub fn status_counts(&self, filter: &ListFilter) -> Result<StatusCounts, StoreError> {
+        let base = filter.without_status();
+        let mut by_status = Vec::new();
+        for s in Status::ALL {
+            by_status.push((
+                s,
+                self.count(&ListFilter {
+                    status: Some(s),
+                    ..base.clone()
+                })?,
+            ));
+        }
+        let pending = ListFilter {
+            pending_approval: Some(true),
+            ..base
+        };
+        Ok(StatusCounts {
+            by_status,
+            pending_approval: self.count(&pending)?,
+        })
     }
 
     /// One compaction with its decision and current approvals; `None` if unknown.
     pub fn compaction(&self, id: &str) -> Result<Option<Compaction>, StoreError> {
         let err = StoreError::sql("reading a compaction");
         let sql = format!(
-            "SELECT {SUMMARY_COLUMNS}, request_sha256, request_json, summary_sha256,
-                    source_population_sha256
+            "SELECT {SUMMARY_COLUMNS}, request_sha256,
+                    (SELECT request_json FROM requests WHERE compaction_id = compactions.id),
+                    summary_sha256, source_population_sha256
              FROM compactions WHERE id = ?1"
         );
         let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
@@ -255,10 +255,10 @@ impl Store {
         let current = summary.report_sha256.clone();
         let compaction = Compaction {
             summary,
-            request_sha256: row.get(13).map_err(err)?,
-            request_json: row.get(14).map_err(err)?,
-            summary_sha256: row.get(15).map_err(err)?,
-            source_population_sha256: row.get(16).map_err(err)?,
+            request_sha256: row.get(14).map_err(err)?,
+            request_json: row.get(15).map_err(err)?,
+            summary_sha256: row.get(16).map_err(err)?,
+            source_population_sha256: row.get(17).map_err(err)?,
             decision: self.decision(id)?,
             approvals: self.approvals(id, &current)?,
         };
@@ -373,18 +373,37 @@ impl Store {
         }
     }
 
-    /// The receipts about `id`, oldest first: `(seq, kind, receipt_json)`.
-    pub fn receipts_for(&self, id: &str) -> Result<Vec<(u64, String, String)>, StoreError> {
+    /// The receipts about `id`, oldest first.
+    pub fn receipts_for(&self, id: &str) -> Result<Vec<StoredReceipt>, StoreError> {
+        self.receipts_where("compaction_id = ?1", id)
+    }
+
+    /// The receipt at `seq`, if any.
+    pub fn receipt(&self, seq: u64) -> Result<Option<StoredReceipt>, StoreError> {
+        Ok(self
+            .receipts_where("seq = ?1", &(seq as i64).to_string())?
+            .pop())
+    }
+
+    fn receipts_where(&self, clause: &str, value: &str) -> Result<Vec<StoredReceipt>, StoreError> {
         let err = StoreError::sql("reading receipts");
-        let mut st = self
-            .conn()
-            .prepare_cached(
-                "SELECT seq, kind, receipt_json FROM audit_entries WHERE compaction_id = ?1 ORDER BY seq",
-            )
-            .map_err(err)?;
+        let sql = format!(
+            "SELECT seq, kind, compaction_id, receipt_json, receipt_sha256, signature, key_id, created_at
+             FROM audit_entries WHERE {clause} ORDER BY seq"
+        );
+        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
         let rows = st
-            .query_map([id], |r| {
-                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))
+            .query_map([value], |r| {
+                Ok(StoredReceipt {
+                    seq: r.get::<_, i64>(0)?.max(0) as u64,
+                    kind: r.get(1)?,
+                    compaction_id: r.get(2)?,
+                    body: r.get(3)?,
+                    sha256: r.get(4)?,
+                    signature: r.get(5)?,
+                    key_id: r.get(6)?,
+                    created_at: r.get(7)?,
+                })
             })
             .map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)

@@ -200,10 +200,9 @@ fn insert(
         "quarantined"
     };
     tx.prepare_cached(
-        "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, request_json,
-             summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
+        "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
              verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )
     .and_then(|mut st| {
         st.execute(params![
@@ -211,7 +210,6 @@ fn insert(
             new.tenant_id,
             new.task_id,
             new.request_sha256,
-            new.request_json,
             new.summary_sha256,
             new.source_population_sha256,
             status,
@@ -227,6 +225,9 @@ fn insert(
         ])
     })
     .map_err(StoreError::sql("inserting a compaction"))?;
+    tx.prepare_cached("INSERT INTO requests (compaction_id, request_json) VALUES (?1, ?2)")
+        .and_then(|mut st| st.execute(params![new.compaction_id, new.request_json]))
+        .map_err(StoreError::sql("inserting a request"))?;
     insert_report(tx, &new.compaction_id, r, log.time())?;
     let receipt = report_receipt(
         ReceiptKind::Verdict,

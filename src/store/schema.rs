@@ -26,7 +26,6 @@ CREATE TABLE compactions (
     tenant_id TEXT NOT NULL,
     task_id TEXT NOT NULL,
     request_sha256 TEXT NOT NULL UNIQUE,
-    request_json TEXT NOT NULL,
     summary_sha256 TEXT NOT NULL,
     source_population_sha256 TEXT NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('quarantined', 'released', 'rejected', 'accepted')),
@@ -39,6 +38,12 @@ CREATE TABLE compactions (
     anomaly_count INTEGER NOT NULL,
     report_sha256 TEXT NOT NULL,
     created_at TEXT NOT NULL
+) STRICT;
+
+-- Request texts live apart from the queue columns, so paging the queue reads small rows.
+CREATE TABLE requests (
+    compaction_id TEXT PRIMARY KEY REFERENCES compactions(id),
+    request_json TEXT NOT NULL
 ) STRICT;
 
 CREATE TABLE reports (
@@ -112,6 +117,7 @@ CREATE TABLE checkpoints (
 const V2: &str = "
 CREATE INDEX compactions_by_created ON compactions (created_at, id);
 CREATE INDEX compactions_by_status ON compactions (status, created_at, id);
+CREATE INDEX compactions_by_anomalies ON compactions (anomaly_count, created_at, id);
 CREATE INDEX compactions_by_status_anomalies ON compactions (status, anomaly_count, created_at, id);
 CREATE INDEX compactions_by_task ON compactions (tenant_id, task_id, created_at, id);
 CREATE INDEX reports_by_compaction ON reports (compaction_id, id);
@@ -122,7 +128,7 @@ CREATE INDEX checkpoints_by_size ON checkpoints (tree_size);
 CREATE TABLE reveals (
     id INTEGER PRIMARY KEY,
     compaction_id TEXT NOT NULL REFERENCES compactions(id),
-    finding_index INTEGER NOT NULL,
+    finding_id TEXT NOT NULL,
     reviewer TEXT NOT NULL,
     key_id TEXT NOT NULL,
     receipt_seq INTEGER NOT NULL UNIQUE,
@@ -138,19 +144,10 @@ CREATE TABLE audit_frontier (
 ) STRICT;
 ";
 
-/// Version 4: covering indexes for the reviewer's queue filter (substring terms over id,
-/// tenant, task and main reason): a filtered count scans a small index, not the table with its
-/// request texts, and a filtered page walks one in queue order.
-const V4: &str = "
-CREATE INDEX compactions_queue_counts ON compactions (status, tenant_id, task_id, main_reason, id);
-CREATE INDEX compactions_queue_order ON compactions (created_at, id, status, tenant_id, task_id, main_reason);
-";
-
 pub(crate) const MIGRATIONS: &[&[Step]] = &[
     &[Step::Sql(V1)],
     &[Step::Sql(V2)],
     &[Step::Sql(V3), Step::Rust(fill_frontier)],
-    &[Step::Sql(V4)],
 ];
 
 /// The schema version this build writes.

@@ -27,6 +27,29 @@ struct Row {
     what: String,
     n: usize,
     took: Duration,
+    cpu: Duration,
+}
+
+/// This process's CPU time (user + system, all threads), from /proc on Linux.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+/// Times `f`, wall clock and CPU.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
+    let (t, c) = (Instant::now(), cpu_time());
+    let out = f();
+    (out, t.elapsed(), cpu_time().saturating_sub(c))
 }
 
 fn main() {
@@ -35,124 +58,128 @@ fn main() {
     let store = open(&path);
     let team = team(&store);
     let mut rows = Vec::new();
+    let mut row = |what: String, n: usize, took: Duration, cpu: Duration| {
+        rows.push(Row { what, n, took, cpu })
+    };
 
-    // Ingest: typical requests (12 source messages, ~3 KB canonical JSON), 1,000 per batch.
+    // Ingest: typical requests (12 source messages, ~2 KB canonical JSON), 1,000 per batch.
     let ingest = ingest_count();
     let items: Vec<_> = (0..ingest).map(compaction).collect();
     let bytes: usize = items
         .iter()
         .map(|c| c.request_json.len() + c.report.report_json.len())
         .sum();
-    let t = Instant::now();
-    for batch in items.chunks(BATCH) {
-        for r in store.record_batch(batch).unwrap() {
-            r.unwrap();
+    let ((), took, cpu) = timed(|| {
+        for batch in items.chunks(BATCH) {
+            for r in store.record_batch(batch).unwrap() {
+                r.unwrap();
+            }
         }
-    }
-    rows.push(Row {
-        what: format!(
+    });
+    row(
+        format!(
             "ingest, batches of {BATCH} (avg {} B/record)",
             bytes / ingest
         ),
-        n: ingest,
-        took: t.elapsed(),
-    });
+        ingest,
+        took,
+        cpu,
+    );
 
-    // Single verdicts, one transaction and checkpoint each (`cq check --store`).
+    // Single verdicts, one transaction, checkpoint and fsync each (`cq check --store`).
     let singles: Vec<_> = (ingest..ingest + 200).map(compaction).collect();
-    let t = Instant::now();
-    for c in &singles {
-        store.record_verdict(c).unwrap();
-    }
-    rows.push(Row {
-        what: "record one verdict (own transaction + checkpoint)".into(),
-        n: singles.len(),
-        took: t.elapsed(),
+    let ((), took, cpu) = timed(|| {
+        for c in &singles {
+            store.record_verdict(c).unwrap();
+        }
     });
+    row(
+        "record one verdict (own transaction + checkpoint)".into(),
+        singles.len(),
+        took,
+        cpu,
+    );
 
     // Decisions: one signed receipt, one checkpoint, one fsync each.
+    let targets: Vec<_> = (0..ingest)
+        .filter(|i| i % 3 == 1)
+        .take(DECISIONS)
+        .map(compaction)
+        .collect();
+    let rules = rules();
+    let ((), took, cpu) = timed(|| {
+        for c in &targets {
+            let req = DecisionRequest {
+                compaction_id: c.compaction_id.clone(),
+                action: Action::Release,
+                reason: REASONS[0].into(),
+                note: "bench".into(),
+                seen_report_sha256: c.report.report_sha256.clone(),
+            };
+            store.decide(&req, &team.carol, &rules).unwrap();
+        }
+    });
+    row(
+        "decide (signed receipt + checkpoint)".into(),
+        targets.len(),
+        took,
+        cpu,
+    );
+
+    // The queue: count and deep pages, as the TUI asks for them.
     let quarantined = ListFilter {
         status: Some(Status::Quarantined),
         ..ListFilter::default()
     };
-    let targets: Vec<_> = (0..ingest)
-        .filter(|i| i % 3 == 1)
-        .take(DECISIONS)
-        .map(|i| compaction(i))
-        .collect();
-    let rules = rules();
-    let t = Instant::now();
-    for c in &targets {
-        let req = DecisionRequest {
-            compaction_id: c.compaction_id.clone(),
-            action: Action::Release,
-            reason: REASONS[0].into(),
-            note: "bench".into(),
-            seen_report_sha256: c.report.report_sha256.clone(),
-        };
-        store.decide(&req, &team.carol, &rules).unwrap();
-    }
-    rows.push(Row {
-        what: "decide (signed receipt + checkpoint)".into(),
-        n: targets.len(),
-        took: t.elapsed(),
+    let (total, took, cpu) = timed(|| store.count(&quarantined).unwrap());
+    row(format!("count quarantined ({total})"), 1, took, cpu);
+    let (page, took, cpu) = timed(|| {
+        store
+            .list(&quarantined, SortKey::NewestFirst, total - 100, 100)
+            .unwrap()
     });
-
-    // The queue: count and a deep page, as the TUI asks for them.
-    let t = Instant::now();
-    let total = store.count(&quarantined).unwrap();
-    rows.push(Row {
-        what: format!("count quarantined ({total})"),
-        n: 1,
-        took: t.elapsed(),
-    });
-    let t = Instant::now();
-    let page = store
-        .list(
-            &quarantined,
-            SortKey::NewestFirst,
-            total.saturating_sub(100),
-            100,
-        )
-        .unwrap();
     assert_eq!(page.len(), 100);
-    rows.push(Row {
-        what: "list: last page of 100 (deepest offset)".into(),
-        n: 1,
-        took: t.elapsed(),
+    row(
+        "list: last page of 100 quarantined (deepest offset)".into(),
+        1,
+        took,
+        cpu,
+    );
+    let offset = ingest as u64 / 2;
+    let (page, took, cpu) = timed(|| {
+        store
+            .list(&ListFilter::default(), SortKey::MostAnomalies, offset, 100)
+            .unwrap()
     });
-    let t = Instant::now();
-    let page = store
-        .list(
-            &ListFilter::default(),
-            SortKey::MostAnomalies,
-            ingest as u64 / 2,
-            100,
-        )
-        .unwrap();
     assert_eq!(page.len(), 100);
-    rows.push(Row {
-        what: format!("list: page at offset {} by anomalies", ingest / 2).into(),
-        n: 1,
-        took: t.elapsed(),
-    });
+    row(
+        format!("list: page of 100 at offset {offset}, by anomalies"),
+        1,
+        took,
+        cpu,
+    );
 
     // Verify everything: every hash, link, signature, checkpoint, and the table cross-check.
-    let t = Instant::now();
-    let report = verify(&store, None).unwrap();
-    let took = t.elapsed();
+    let (report, took, cpu) = timed(|| verify(&store, None).unwrap());
     assert!(report.is_ok(), "{report}");
-    rows.push(Row {
-        what: format!(
-            "audit verify ({} receipts, {} signatures, {} checkpoints)",
-            report.entries, report.signatures, report.checkpoints
-        ),
-        n: report.entries as usize,
-        took,
-    });
+    let what = format!(
+        "audit verify ({} receipts, {} signatures, {} checkpoints)",
+        report.entries, report.signatures, report.checkpoints
+    );
+    row(what, report.entries as usize, took, cpu);
 
-    println!("| operation | n | time | rate |");
-    println!("|---|---:|---:|---:|");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "machine: {cores} cores, load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!();
+    println!("| operation | n | wall | cpu | rate (wall) |");
+    println!("|---|---:|---:|---:|---:|");
     for r in rows {
         let secs = r.took.as_secs_f64();
         let rate = if r.n > 1 {
@@ -160,6 +187,12 @@ fn main() {
         } else {
             "-".into()
         };
-        println!("| {} | {} | {:.3} s | {rate} |", r.what, r.n, secs);
+        println!(
+            "| {} | {} | {:.3} s | {:.2} s | {rate} |",
+            r.what,
+            r.n,
+            secs,
+            r.cpu.as_secs_f64()
+        );
     }
 }

@@ -33,7 +33,10 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
     let err = StoreError::sql("reading compactions");
     let mut st = store
         .conn()
-        .prepare("SELECT id, status, request_sha256, report_sha256, request_json FROM compactions")
+        .prepare(
+            "SELECT c.id, c.status, c.request_sha256, c.report_sha256, r.request_json
+             FROM compactions c LEFT JOIN requests r ON r.compaction_id = c.id",
+        )
         .map_err(err)?;
     let mut rows = st.query([]).map_err(err)?;
     let mut seen = BTreeSet::new();
@@ -45,7 +48,7 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         let request_json = row
             .get_ref(4)
             .map_err(err)?
-            .as_bytes()
+            .as_bytes_or_null()
             .map_err(|e| err(e.into()))?;
         let Some(f) = facts.compactions.get(&id) else {
             report.push(
@@ -56,7 +59,9 @@ fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         };
         seen.insert(id.clone());
         let at = Some(f.verdict_seq);
-        if request_sha256 != f.request_sha256 || sha256_hex(request_json) != f.request_sha256 {
+        if request_sha256 != f.request_sha256
+            || request_json.map(sha256_hex).as_ref() != Some(&f.request_sha256)
+        {
             report.push(
                 at,
                 format!("stored request of compaction \"{id}\" differs from its receipt"),
@@ -141,7 +146,7 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
         ),
         (
             ReceiptKind::Reveal,
-            "SELECT receipt_seq, compaction_id, key_id, NULL, NULL, NULL, finding_index FROM reveals",
+            "SELECT receipt_seq, compaction_id, key_id, NULL, NULL, NULL, finding_id FROM reveals",
         ),
     ];
     let mut matched = BTreeSet::new();
@@ -155,7 +160,7 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
             let report_sha256: Option<String> = row.get(3).map_err(err)?;
             let reason: Option<String> = row.get(4).map_err(err)?;
             let action: Option<String> = row.get(5).map_err(err)?;
-            let index: Option<i64> = row.get(6).map_err(err)?;
+            let finding: Option<String> = row.get(6).map_err(err)?;
             let name = kind.as_str();
             let ok = facts.signed.get(&seq).is_some_and(|f| {
                 f.kind == kind
@@ -166,7 +171,7 @@ fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Resul
                     && action
                         .as_ref()
                         .is_none_or(|a| a.is_empty() || *a == f.action)
-                    && (kind != ReceiptKind::Reveal || index == f.finding_index)
+                    && (kind != ReceiptKind::Reveal || finding.as_ref() == Some(&f.finding_id))
             });
             if ok {
                 matched.insert(seq);

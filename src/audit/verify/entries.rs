@@ -52,7 +52,7 @@ pub(super) struct SignedFact {
     pub report_sha256: String,
     pub reason: String,
     pub action: String,
-    pub finding_index: Option<i64>,
+    pub finding_id: String,
 }
 
 #[derive(Debug)]
@@ -397,7 +397,7 @@ fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Opt
                 report_sha256: s("report_sha256"),
                 reason: s("reason"),
                 action: s("decision"),
-                finding_index: v.int("finding_index"),
+                finding_id: s("finding_id"),
             };
             facts.signed.insert(seq, f);
         }

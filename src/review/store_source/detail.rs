@@ -366,38 +366,9 @@ pub fn pinned(report: &Value, request: &GateRequest, policy: &Policy) -> Vec<Pin
         .collect()
 }
 
-/// Unix seconds of an RFC 3339 UTC time as the store writes it (`2026-11-29T21:15:40.123Z`).
-pub fn unix_seconds(text: &str) -> i64 {
-    let num = |r: Range<usize>| text.get(r).and_then(|s| s.parse::<i64>().ok());
-    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
-        return 0;
-    };
-    let (h, mi, s) = (
-        num(11..13).unwrap_or(0),
-        num(14..16).unwrap_or(0),
-        num(17..19).unwrap_or(0),
-    );
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    days * 86_400 + h * 3600 + mi * 60 + s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unix_seconds_inverts_the_store_clock() {
-        assert_eq!(unix_seconds("1970-01-01T00:00:00.000Z"), 0);
-        assert_eq!(unix_seconds("2000-02-29T00:00:00.005Z"), 951_782_400);
-        assert_eq!(unix_seconds("2026-11-29T21:15:40.000Z"), 1_795_986_940);
-    }
 
     #[test]
     fn mask_keeps_byte_length_and_char_boundaries() {

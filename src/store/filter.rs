@@ -1,0 +1,142 @@
+//! Which compactions the queue shows and in what order, as plain data turned into SQL here.
+//!
+//! Exact fields (status, tenant, task, verdict class) use the queue indexes; terms (`cq
+//! review`'s filter language: case-insensitive substrings of the id, tenant, task or reason,
+//! each possibly negated) scan the small queue rows. Every value is bound as a parameter,
+//! never spliced into the SQL.
+
+use rusqlite::types::Value as SqlValue;
+
+use super::Status;
+
+/// Which compactions to list; empty matches everything. All conditions must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListFilter {
+    pub status: Option<Status>,
+    pub tenant_id: Option<String>,
+    pub task_id: Option<String>,
+    pub verdict_class: Option<String>,
+    /// Statuses to leave out (`!status:accepted` in the reviewer's filter).
+    pub excluded_statuses: Vec<Status>,
+    /// `Some(true)`: quarantined with an approval on the current report (awaiting a second
+    /// approver); `Some(false)`: anything else.
+    pub pending_approval: Option<bool>,
+    pub terms: Vec<ListTerm>,
+}
+
+/// A substring test on one or all text columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListTerm {
+    pub negated: bool,
+    pub field: TermField,
+    /// Matched case-insensitively (ASCII case folding, as SQLite's `lower`).
+    pub needle: String,
+}
+
+/// The column a term tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermField {
+    /// Id, tenant, task or main reason.
+    Any,
+    Reason,
+    Tenant,
+    Task,
+}
+
+/// Queue order. Ties are broken by id, so pages never overlap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    NewestFirst,
+    /// The longest-waiting first.
+    OldestFirst,
+    MostAnomalies,
+    /// ERROR, then FAIL, then INSUFFICIENT_DATA, then the rest; oldest first within each.
+    Severity,
+}
+
+const PENDING: &str = "(status = 'quarantined' AND EXISTS (SELECT 1 FROM approvals a
+    WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256))";
+
+impl SortKey {
+    pub(crate) fn order_by(self) -> &'static str {
+        match self {
+            SortKey::NewestFirst => "created_at DESC, id DESC",
+            SortKey::OldestFirst => "created_at ASC, id ASC",
+            SortKey::MostAnomalies => "anomaly_count DESC, created_at DESC, id DESC",
+            SortKey::Severity => {
+                "CASE outcome WHEN 'ERROR' THEN 3 WHEN 'FAIL' THEN 2 WHEN 'INSUFFICIENT_DATA' THEN 1
+                 ELSE 0 END DESC, created_at ASC, id ASC"
+            }
+        }
+    }
+}
+
+impl ListFilter {
+    /// The same filter without its status conditions (for per-status counts).
+    pub fn without_status(&self) -> ListFilter {
+        ListFilter {
+            status: None,
+            excluded_statuses: Vec::new(),
+            pending_approval: None,
+            ..self.clone()
+        }
+    }
+
+    /// `WHERE …` (or nothing) and its parameters, numbered from 1.
+    pub(crate) fn where_clause(&self) -> (String, Vec<SqlValue>) {
+        let mut terms = Vec::new();
+        let mut values = Vec::new();
+        let mut bind = |v: String| {
+            values.push(SqlValue::Text(v));
+            values.len()
+        };
+        let exact = [
+            ("status", self.status.map(|s| s.as_str().to_owned())),
+            ("tenant_id", self.tenant_id.clone()),
+            ("task_id", self.task_id.clone()),
+            ("verdict_class", self.verdict_class.clone()),
+        ];
+        for (column, value) in exact {
+            if let Some(v) = value {
+                terms.push(format!("{column} = ?{}", bind(v)));
+            }
+        }
+        for status in &self.excluded_statuses {
+            terms.push(format!("status <> ?{}", bind(status.as_str().to_owned())));
+        }
+        match self.pending_approval {
+            Some(true) => terms.push(PENDING.to_owned()),
+            Some(false) => terms.push(format!("NOT {PENDING}")),
+            None => {}
+        }
+        for term in &self.terms {
+            let n = bind(term.needle.to_ascii_lowercase());
+            let has = |column: &str| format!("instr(lower({column}), ?{n}) > 0");
+            let test = match term.field {
+                TermField::Any => {
+                    format!(
+                        "({} OR {} OR {} OR {})",
+                        has("id"),
+                        has("tenant_id"),
+                        has("task_id"),
+                        has("main_reason")
+                    )
+                }
+                TermField::Reason => has("main_reason"),
+                TermField::Tenant => has("tenant_id"),
+                TermField::Task => has("task_id"),
+            };
+            terms.push(if term.negated {
+                format!("NOT {test}")
+            } else {
+                test
+            });
+        }
+        if terms.is_empty() {
+            (String::new(), values)
+        } else {
+            (format!("WHERE {}", terms.join(" AND ")), values)
+        }
+    }
+}
