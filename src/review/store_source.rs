@@ -2,8 +2,9 @@
 //!
 //! It owns its own [`Store`] (its own connection: the worker thread that holds the source is
 //! the only code touching it) and a [`Checker`] (the current policy and the scanner) for
-//! reruns. The queue is one paged query per request; an item is built from the stored request
-//! and its current report, with every matched secret overwritten before any text leaves
+//! reruns (built on a thread of its own, so the queue shows at once). The queue is the store's
+//! paged `list` and its per-status counts, never the whole store; an item is built from the
+//! stored request and its current report, with every matched secret overwritten before any text leaves
 //! (summary, source messages, claims, the previous summary). Decisions go through
 //! [`Store::decide`] under the policy's review rules, signed with the reviewer's key; a
 //! reveal is recorded in the audit log before the value is handed out, and refused when it
