@@ -11,10 +11,13 @@
 
 pub mod backend;
 mod decode;
+mod digits;
 mod filter;
 mod ids;
+mod net;
 mod rule;
 mod validate;
+mod values;
 
 use std::fmt;
 use std::ops::Range;
@@ -58,12 +61,14 @@ const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Bytes scanned on each side of a keyword hit before the window is widened to whole lines.
-const WINDOW_BEFORE: usize = 256;
-pub(crate) const WINDOW_AFTER: usize = 1024;
+/// Bytes scanned before a keyword hit, and after it unless the rule asks for more; the window
+/// then grows to the end of the line (bounded by [`LINE_SLACK`]).
+pub(crate) const WINDOW_BEFORE: usize = 96;
+pub(crate) const WINDOW_AFTER: usize = 384;
+const LINE_SLACK: usize = 96;
 
 /// One sensitive value found in one field: where it is and what kind, never what it is.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
     pub rule_id: String,
     pub category: Category,
@@ -108,8 +113,12 @@ pub struct Scanner {
     keywords: Option<AhoCorasick>,
     /// For each keyword pattern id, the rules it selects.
     keyword_rules: Vec<Vec<usize>>,
-    /// Rules without keywords: they run over the whole text.
+    /// Rules without keywords or digit trigger: they run over the whole text.
     always: Vec<usize>,
+    /// Enabled digit-triggered rules, grouped by cluster threshold.
+    digit_groups: Vec<digits::DigitGroup>,
+    /// Whether each rule runs through `digit_groups` rather than on its own.
+    in_group: Vec<bool>,
     rules_sha256: String,
 }
 
@@ -169,14 +178,17 @@ impl Scanner {
                 return Err(RuleError::DuplicateId { id: r.id.clone() });
             }
         }
-        let enabled = rules.iter().map(|r| r.default_enabled).collect();
+        let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
+        let (digit_groups, in_group) = group_digit_rules(&rules, &enabled)?;
         Ok(Scanner {
             rules,
             enabled,
             keywords,
             keyword_rules,
             always,
+            digit_groups,
+            in_group,
             rules_sha256: rule::files_sha256(files),
         })
     }
@@ -201,8 +213,11 @@ impl Scanner {
                 enabled[i] |= selected;
             }
         }
+        let (digit_groups, in_group) = group_digit_rules(&self.rules, &enabled)?;
         Ok(Scanner {
             enabled,
+            digit_groups,
+            in_group,
             ..self.clone()
         })
     }
@@ -272,7 +287,7 @@ impl Scanner {
         let mut out = Vec::new();
         let mut hits: Vec<Vec<usize>> = vec![Vec::new(); self.rules.len()];
         if let Some(ac) = &self.keywords {
-            for m in ac.find_overlapping_iter(bytes) {
+            for m in ac.find_iter(bytes) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
                     if self.enabled[ri] && hits[ri].last() != Some(&m.start()) {
                         hits[ri].push(m.start());
@@ -285,13 +300,43 @@ impl Scanner {
                 continue;
             }
             positions.sort_unstable();
-            for window in windows(bytes, positions, self.rules[ri].window) {
+            let rule = &self.rules[ri];
+            for window in windows(bytes, positions, rule.window_before, rule.window) {
                 self.rules[ri].find_in(ri, text, window, &mut out);
             }
         }
+        let active = |g: &digits::DigitGroup| g.rules.iter().any(|&ri| self.enabled[ri]);
+        let clusters = if self.digit_groups.iter().any(active)
+            || self
+                .always
+                .iter()
+                .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some())
+        {
+            digits::clusters(bytes)
+        } else {
+            Vec::new()
+        };
+        for g in self.digit_groups.iter().filter(|g| active(g)) {
+            for window in digits::windows(&clusters, g.min, bytes.len()) {
+                for idx in g.set.matches(&bytes[window.clone()]).iter() {
+                    let ri = g.rules[idx];
+                    if self.enabled[ri] {
+                        self.rules[ri].find_in(ri, text, window.clone(), &mut out);
+                    }
+                }
+            }
+        }
         for &ri in &self.always {
-            if self.enabled[ri] {
-                self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out);
+            if !self.enabled[ri] || self.in_group[ri] {
+                continue;
+            }
+            match self.rules[ri].min_digits {
+                Some(n) => {
+                    for window in digits::windows(&clusters, n, bytes.len()) {
+                        self.rules[ri].find_in(ri, text, window, &mut out);
+                    }
+                }
+                None => self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out),
             }
         }
         if decode {
@@ -320,9 +365,24 @@ struct RawMatch {
     confidence: Confidence,
 }
 
-fn build_prefilter(
+fn group_digit_rules(
     rules: &[Rule],
-) -> Result<(Option<AhoCorasick>, Vec<Vec<usize>>, Vec<usize>), RuleError> {
+    enabled: &[bool],
+) -> Result<(Vec<digits::DigitGroup>, Vec<bool>), RuleError> {
+    let groups = digits::groups(rules, enabled)?;
+    let mut in_group = vec![false; rules.len()];
+    for g in &groups {
+        for &ri in &g.rules {
+            in_group[ri] = true;
+        }
+    }
+    Ok((groups, in_group))
+}
+
+/// The keyword automaton, the rules each keyword selects, and the rules without keywords.
+type Prefilter = (Option<AhoCorasick>, Vec<Vec<usize>>, Vec<usize>);
+
+fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
     let mut patterns: Vec<String> = Vec::new();
     let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
     let mut always = Vec::new();
@@ -344,8 +404,30 @@ fn build_prefilter(
     if patterns.is_empty() {
         return Ok((None, keyword_rules, always));
     }
+    // The scan reports leftmost-longest keyword hits without overlaps, so a keyword also
+    // selects the rules of every keyword nested inside it (`password` selects `pass`'s rules).
+    let nested: Vec<Vec<usize>> = patterns
+        .iter()
+        .map(|outer| {
+            let mut extra: Vec<usize> = patterns
+                .iter()
+                .zip(&keyword_rules)
+                .filter(|(inner, _)| *inner != outer && outer.contains(inner.as_str()))
+                .flat_map(|(_, rs)| rs.iter().copied())
+                .collect();
+            extra.sort_unstable();
+            extra
+        })
+        .collect();
+    for (rs, extra) in keyword_rules.iter_mut().zip(nested) {
+        rs.extend(extra);
+        rs.sort_unstable();
+        rs.dedup();
+    }
     let ac = AhoCorasick::builder()
         .ascii_case_insensitive(true)
+        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(&patterns)
         .map_err(|e| RuleError::Keywords {
             reason: e.to_string(),
@@ -354,10 +436,14 @@ fn build_prefilter(
 }
 
 /// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
-fn windows(bytes: &[u8], positions: &[usize], after: usize) -> Vec<Range<usize>> {
+fn windows(bytes: &[u8], positions: &[usize], before: usize, after: usize) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
     for &p in positions {
-        let start = line_start(bytes, p.saturating_sub(WINDOW_BEFORE));
+        let start = if before >= WINDOW_BEFORE {
+            line_start(bytes, p.saturating_sub(before))
+        } else {
+            p.saturating_sub(before)
+        };
         let end = line_end(bytes, (p + after).min(bytes.len()));
         match out.last_mut() {
             Some(last) if start <= last.end => last.end = last.end.max(end),
@@ -368,7 +454,7 @@ fn windows(bytes: &[u8], positions: &[usize], after: usize) -> Vec<Range<usize>>
 }
 
 fn line_start(bytes: &[u8], at: usize) -> usize {
-    let floor = at.saturating_sub(WINDOW_BEFORE);
+    let floor = at.saturating_sub(LINE_SLACK);
     bytes[floor..at]
         .iter()
         .rposition(|&b| b == b'\n')
@@ -376,7 +462,7 @@ fn line_start(bytes: &[u8], at: usize) -> usize {
 }
 
 fn line_end(bytes: &[u8], at: usize) -> usize {
-    let ceil = (at + WINDOW_AFTER).min(bytes.len());
+    let ceil = (at + LINE_SLACK).min(bytes.len());
     bytes[at..ceil]
         .iter()
         .position(|&b| b == b'\n')
@@ -453,6 +539,13 @@ mod tests {
         };
         let out = redact("abcdefghij", &[f(2, 5), f(4, 7)]);
         assert_eq!(out, "ab[REDACTED:credential]hij");
+    }
+
+    #[test]
+    fn scanner_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Scanner>();
+        assert_send_sync::<Finding>();
     }
 
     #[test]

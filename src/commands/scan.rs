@@ -16,15 +16,25 @@ const MASK: &str = "********";
 /// Scans `input` (a file, or stdin when `None` or `-`) and prints masked findings. Returns the
 /// exit code: 0 clean, 1 findings. Errors become exit code 2 in `main`.
 pub fn run(input: Option<PathBuf>, json: bool, rules: Option<PathBuf>) -> anyhow::Result<i32> {
-    let scanner = match &rules {
+    let text = read_input(input.as_ref())?;
+    let mut out = std::io::stdout().lock();
+    run_on(&text, json, rules.as_deref(), &mut out)
+}
+
+/// Scans `text` and writes masked findings to `out`; the testable core of [`run`].
+pub fn run_on(
+    text: &str,
+    json: bool,
+    rules: Option<&std::path::Path>,
+    out: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    let scanner = match rules {
         Some(dir) => Scanner::from_dir(dir)
             .with_context(|| format!("while loading rules from \"{}\"", dir.display()))?,
         None => Scanner::builtin().context("while loading the built-in rules")?,
     };
-    let text = read_input(input.as_ref())?;
     // TODO(json): when crate::json lands, scan each string leaf of JSON input under its path.
-    let findings = scanner.scan_text("text", &text);
-    let mut out = std::io::stdout().lock();
+    let findings = scanner.scan_text("text", text);
     if json {
         writeln!(out, "{}", render_json(&scanner, &findings))?;
     } else {

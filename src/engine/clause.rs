@@ -98,27 +98,77 @@ impl SlotKind {
 struct Conflict {
     id: String,
     predicate: String,
-    /// The pattern without lookarounds; the whole pattern when it has none.
-    loose: regex::Regex,
-    /// The whole pattern, when it has lookarounds.
-    exact: Option<fancy_regex::Regex>,
+    matcher: Matcher,
+}
+
+/// How a conflict pattern runs. Most patterns need nothing but the `regex` crate; the common
+/// idiom of leading negative literal lookbehinds (`(?<!not )(?<!never )…`) is checked exactly
+/// beside it; anything else with lookarounds runs on `fancy-regex` behind a lookaround-free
+/// prefilter.
+enum Matcher {
+    Plain { regex: regex::Regex, not_after: Vec<String> },
+    Fancy { prefilter: regex::Regex, exact: fancy_regex::Regex },
+}
+
+/// Splits `(?<!lit)(?<!lit)…rest` into the literals and the rest, when every leading group
+/// is a negative lookbehind of plain text.
+fn leading_negative_literals(pattern: &str) -> (Vec<String>, &str) {
+    let mut literals = Vec::new();
+    let mut rest = pattern;
+    while let Some(body) = rest.strip_prefix("(?<!") {
+        let Some(end) = body.find(')') else { break };
+        let literal = &body[..end];
+        if literal.is_empty() || literal.contains(|c: char| "\\.+*?()|[]{}^$".contains(c)) {
+            break;
+        }
+        literals.push(literal.to_owned());
+        rest = &body[end + 1..];
+    }
+    (literals, rest)
 }
 
 impl Conflict {
+    fn compile(item: &crate::policy::grammar::ConflictPattern) -> Result<Conflict, GrammarError> {
+        let bad = |reason: String| GrammarError::Pattern { id: item.id.clone(), reason };
+        let build = |pattern: &str| regex::RegexBuilder::new(pattern).size_limit(16 << 20).build().map_err(|e| bad(e.to_string()));
+        let (not_after, rest) = leading_negative_literals(&item.pattern);
+        let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
+        let matcher = if stripped == rest {
+            Matcher::Plain { regex: build(rest)?, not_after }
+        } else {
+            Matcher::Fancy {
+                prefilter: build(&pytext::strip_lookarounds(&item.pattern).map_err(&bad)?)?,
+                exact: fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?,
+            }
+        };
+        Ok(Conflict { id: item.id.clone(), predicate: item.predicate.clone(), matcher })
+    }
+
     /// The first match on the normalised summary, as a byte range of it.
     fn find(&self, normalized: &str) -> Result<Option<std::ops::Range<usize>>, VerifierError> {
-        let Some(found) = self.loose.find(normalized) else {
-            return Ok(None);
-        };
-        let Some(exact) = &self.exact else {
-            return Ok(Some(found.range()));
-        };
-        match exact.find(normalized) {
-            Ok(found) => Ok(found.map(|m| m.range())),
-            Err(e) => Err(VerifierError(format!(
-                "conflict pattern \"{}\" failed: {e}",
-                self.id
-            ))),
+        match &self.matcher {
+            Matcher::Plain { regex, not_after } => {
+                let mut start = 0;
+                while let Some(found) = regex.find_at(normalized, start) {
+                    if !not_after.iter().any(|lit| normalized[..found.start()].ends_with(lit.as_str())) {
+                        return Ok(Some(found.range()));
+                    }
+                    match normalized[found.start()..].chars().next() {
+                        Some(c) => start = found.start() + c.len_utf8(),
+                        None => return Ok(None),
+                    }
+                }
+                Ok(None)
+            }
+            Matcher::Fancy { prefilter, exact } => {
+                if !prefilter.is_match(normalized) {
+                    return Ok(None);
+                }
+                exact
+                    .find(normalized)
+                    .map(|found| found.map(|m| m.range()))
+                    .map_err(|e| VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id)))
+            }
         }
     }
 }
@@ -168,25 +218,7 @@ impl ClosedClauseVerifier {
         }
         let mut conflicts = Vec::new();
         for item in &grammar.conflicts {
-            let bad = |reason: String| GrammarError::Pattern {
-                id: item.id.clone(),
-                reason,
-            };
-            let loose = pytext::strip_lookarounds(&item.pattern).map_err(&bad)?;
-            let exact = if loose == item.pattern {
-                None
-            } else {
-                Some(fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?)
-            };
-            let conflict = Conflict {
-                id: item.id.clone(),
-                predicate: item.predicate.clone(),
-                loose: regex::RegexBuilder::new(&loose)
-                    .size_limit(16 << 20)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?,
-                exact,
-            };
+            let conflict = Conflict::compile(item)?;
             for example in &item.examples {
                 if !matches!(conflict.find(&Normalized::new(example).text), Ok(Some(_))) {
                     return Err(GrammarError::ExampleMissed {

@@ -2,10 +2,8 @@
 //! printable text are scanned again, and a match inside one is reported on the whole blob.
 
 use std::ops::Range;
-use std::sync::OnceLock;
 
 use base64::Engine;
-use regex::bytes::Regex;
 
 /// A decoded blob and where its encoded form sits in the original text.
 pub(super) struct Blob {
@@ -18,35 +16,94 @@ const MIN_BLOB: usize = 24;
 /// Longest blob decoded (bounds the work a hostile input can cause).
 const MAX_BLOB: usize = 64 * 1024;
 
-fn blob_regex() -> Option<&'static Regex> {
-    static RE: OnceLock<Option<Regex>> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?-u)[A-Za-z0-9+/_\-]{24,}={0,2}").ok())
-        .as_ref()
+fn blob_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
+}
+
+/// Maximal runs of base64/hex alphabet bytes (with trailing `=` padding) of blob length.
+fn candidate_runs(bytes: &[u8]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !blob_byte(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && blob_byte(bytes[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < bytes.len() && end - i < 2 && bytes[end] == b'=' {
+            end += 1;
+        }
+        if end - start >= MIN_BLOB && end - start <= MAX_BLOB {
+            out.push(start..end);
+        }
+        i = end.max(i);
+    }
+    out
 }
 
 pub(super) fn encoded_blobs(text: &str) -> Vec<Blob> {
-    let Some(re) = blob_regex() else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for m in re.find_iter(text.as_bytes()) {
-        let s = &text.as_bytes()[m.range()];
-        if s.len() < MIN_BLOB || s.len() > MAX_BLOB {
+    for range in candidate_runs(text.as_bytes()) {
+        let s = &text.as_bytes()[range.clone()];
+        let mixed = s.iter().any(u8::is_ascii_digit) || s.iter().any(u8::is_ascii_uppercase);
+        if !mixed {
             continue;
         }
-        let decoded = if s.iter().all(u8::is_ascii_hexdigit) {
-            decode_hex(s)
-        } else {
-            decode_base64(s)
-        };
+        let hex = s.iter().all(u8::is_ascii_hexdigit);
+        // Decode a short prefix first, without allocating: most runs (hashes, paths, random
+        // tokens) fail here.
+        if !head_is_printable(&s[..16], hex) {
+            continue;
+        }
+        let decoded = if hex { decode_hex(s) } else { decode_base64(s) };
         if let Some(decoded) = decoded.and_then(printable) {
             out.push(Blob {
-                span: m.range(),
+                span: range,
                 decoded,
             });
         }
     }
     out
+}
+
+fn text_byte(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) || matches!(b, b'\n' | b'\r' | b'\t')
+}
+
+/// Whether the first 16 encoded characters decode to printable text.
+fn head_is_printable(head: &[u8], hex: bool) -> bool {
+    if hex {
+        return head.chunks(2).all(|p| {
+            let v = |c: u8| (c as char).to_digit(16).unwrap_or(0);
+            text_byte((v(p[0]) * 16 + v(p[1])) as u8)
+        });
+    }
+    let sextet = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        })
+    };
+    head.chunks(4).all(|q| {
+        let mut n = 0u32;
+        for &c in q {
+            match sextet(c) {
+                Some(v) => n = (n << 6) | v,
+                None => return false,
+            }
+        }
+        [(n >> 16) as u8, (n >> 8) as u8, n as u8]
+            .iter()
+            .all(|&b| text_byte(b))
+    })
 }
 
 fn decode_hex(s: &[u8]) -> Option<Vec<u8>> {

@@ -133,7 +133,10 @@ pub(super) fn classes(s: &str) -> Classes {
 /// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
 /// `self.token`, `config["key"]`, `getPassword()`.
 pub(super) fn is_reference(s: &str) -> bool {
-    if s.starts_with(['$', '%', '#', '@', '(']) || s.contains(".$") {
+    if s.starts_with(['$', '%', '#', '@', '(', ':', '&', '*'])
+        || s.contains(".$")
+        || s.contains("::")
+    {
         return true;
     }
     if s.contains("$(") || s.contains("${") || s.contains("#{") || s.contains("{{") {
@@ -173,6 +176,13 @@ pub(super) fn is_path_or_url(s: &str) -> bool {
     if lower.contains("://") {
         return !lower.contains('@');
     }
+    let word_segments = s
+        .split(['/', '#', '?'])
+        .filter(|p| p.len() >= 3 && p.chars().all(|c| c.is_ascii_lowercase()))
+        .count();
+    if s.contains('/') && word_segments >= 2 {
+        return true;
+    }
     s.starts_with('/')
         || s.starts_with("./")
         || s.starts_with("../")
@@ -187,11 +197,9 @@ pub(super) fn is_path_or_url(s: &str) -> bool {
 
 /// Whether a match continues a longer run of groups: digits joined to it by a single space,
 /// dash, dot, colon or slash before it, or an IBAN-style four-character group before it.
-pub(super) fn embedded_in_digit_run(before: &str, after: &str) -> bool {
+pub(super) fn embedded_in_digit_run(before: &str) -> bool {
     let b = before.as_bytes();
-    let a = after.as_bytes();
     let joiner = |c: u8| matches!(c, b' ' | b'-' | b'.' | b':' | b'/');
-    let _ = after;
     if b.len() >= 2 && joiner(b[b.len() - 1]) && b[b.len() - 2].is_ascii_digit() {
         return true;
     }
@@ -207,16 +215,6 @@ pub(super) fn embedded_in_digit_run(before: &str, after: &str) -> bool {
             .bytes()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
         && prev_token.bytes().any(|c| c.is_ascii_digit())
-}
-
-/// A UUID such as `1b4e28ba-2fa1-11d2-883f-0016d3cca427`.
-pub(super) fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 /// A version string or number: `1.2.3`, `v2.0.0-rc1`, `2021`.
@@ -250,7 +248,6 @@ mod tests {
         assert!(is_path_or_url("/etc/ssl/private"));
         assert!(is_path_or_url("https://example.org/a"));
         assert!(!is_path_or_url("postgres://u:p@h/db"));
-        assert!(is_uuid("555ea4a3-d53a-4412-9c66-3a7cb667b0d6"));
         assert!(is_version_or_number("1.2.3"));
     }
 

@@ -16,7 +16,7 @@ use super::validate::{self, Outcome, Validator};
 use super::{filter, RawMatch};
 
 /// Compiled-size limit for one rule's regex.
-const REGEX_SIZE_LIMIT: usize = 8 << 20;
+pub(super) const REGEX_SIZE_LIMIT: usize = 8 << 20;
 
 /// Errors loading or compiling a rule pack, or selecting entity types from it.
 #[derive(Debug, thiserror::Error)]
@@ -126,9 +126,17 @@ pub struct Rule {
     pub decodable: bool,
     /// Bytes searched after a keyword hit (long values such as PEM blocks need more).
     pub window: usize,
+    /// Bytes searched before a keyword hit (token rules whose keyword is the prefix need few).
+    pub window_before: usize,
     /// The match must not be one group of a longer run of digit groups (an IBAN, a card).
     pub standalone: bool,
+    /// Keyword-less rules whose matches hold at least this many digits in one cluster run only
+    /// around such clusters.
+    pub min_digits: Option<usize>,
     regex: Regex,
+    /// The regex source and its Unicode mode, for building shared regex sets.
+    pub(super) pattern: String,
+    pub(super) unicode: bool,
     validator: Option<Validator>,
     allowlist: Vec<String>,
 }
@@ -164,8 +172,10 @@ struct RuleSpec {
     default_enabled: Option<bool>,
     decodable: Option<bool>,
     window: Option<usize>,
+    window_before: Option<usize>,
     #[serde(default)]
     standalone: bool,
+    min_digits: Option<usize>,
 }
 
 pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
@@ -219,8 +229,15 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         default_enabled: spec.default_enabled.unwrap_or(true),
         decodable: spec.decodable.unwrap_or(true),
         window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
+        window_before: spec
+            .window_before
+            .unwrap_or(super::WINDOW_BEFORE)
+            .min(1 << 16),
         standalone: spec.standalone,
+        min_digits: spec.min_digits,
         regex,
+        pattern: spec.regex,
+        unicode: spec.unicode,
         validator,
         allowlist: spec
             .allowlist
@@ -319,7 +336,7 @@ impl Rule {
                 return None;
             }
         }
-        if self.standalone && filter::embedded_in_digit_run(ctx.before, ctx.after) {
+        if self.standalone && filter::embedded_in_digit_run(ctx.before) {
             return None;
         }
         let mut confidence = self.confidence;

@@ -7,7 +7,9 @@ use sha2::{Digest, Sha256};
 
 use super::filter;
 use super::ids;
+use super::net;
 use super::rule::MatchCtx;
+use super::values;
 
 /// The verdict of a validator on one match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +89,7 @@ validators! {
     UrlPassword => "url_password",
     UserPass => "user_pass",
     AuthHeader => "auth_header",
+    Slack => "slack",
 }
 
 pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
@@ -104,18 +107,19 @@ pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
         Validator::Itin => itin(&digits()),
         Validator::Jwt => jwt(s),
         Validator::GithubCrc32 => github_crc32(s),
-        Validator::GenericSecret => generic_secret(ctx),
-        Validator::Password => password(ctx),
-        Validator::ProseSecret => prose_secret(ctx),
-        Validator::VendorSecret => vendor_secret(ctx),
-        Validator::UrlPassword => url_password(s),
-        Validator::UserPass => user_pass(s),
-        Validator::AuthHeader => auth_header(s),
-        Validator::Email => email(ctx),
-        Validator::Ipv4 => ipv4(ctx),
-        Validator::Ipv6 => ipv6(ctx),
-        Validator::Mac => mac(s),
-        Validator::Phone => phone(ctx, &digits()),
+        Validator::GenericSecret => values::generic_secret(ctx),
+        Validator::Password => values::password(ctx),
+        Validator::ProseSecret => values::prose_secret(ctx),
+        Validator::VendorSecret => values::vendor_secret(ctx),
+        Validator::UrlPassword => values::url_password(s),
+        Validator::UserPass => values::user_pass(s),
+        Validator::AuthHeader => values::auth_header(s),
+        Validator::Slack => values::slack(s),
+        Validator::Email => net::email(ctx),
+        Validator::Ipv4 => net::ipv4(ctx),
+        Validator::Ipv6 => net::ipv6(ctx),
+        Validator::Mac => net::mac(s),
+        Validator::Phone => net::phone(ctx, &digits()),
         Validator::Base58Check => confirm(base58check(s)),
         Validator::Bech32 => confirm(bech32(s)),
         Validator::NotPlaceholder => {
@@ -161,10 +165,35 @@ pub(super) fn luhn(d: &[u8]) -> bool {
 }
 
 fn card(d: &[u8]) -> Outcome {
-    if d.len() < 13 || d.len() > 19 || d.iter().all(|&x| x == d[0]) {
+    if d.len() < 12 || d.len() > 19 || d.iter().all(|&x| x == d[0]) {
         return Outcome::Reject;
     }
-    confirm(luhn(d) && (1..=6).contains(&d[0]))
+    confirm(luhn(d) && card_issuer_length_ok(d))
+}
+
+/// Whether the issuer prefix (IIN) admits a number of this length.
+fn card_issuer_length_ok(d: &[u8]) -> bool {
+    let n = d.len();
+    let p2 = u32::from(d[0]) * 10 + u32::from(d[1]);
+    let p4 = p2 * 100 + u32::from(d[2]) * 10 + u32::from(d[3]);
+    match d[0] {
+        1 => n == 15,
+        4 => matches!(n, 13 | 16 | 19),
+        2 => (2221..=2720).contains(&p4) && n == 16,
+        3 => match p2 {
+            34 | 37 => n == 15,
+            35 => (3528..=3589).contains(&p4) && (16..=19).contains(&n),
+            30 | 36 | 38 | 39 => (14..=19).contains(&n),
+            _ => false,
+        },
+        5 => match p2 {
+            51..=55 => n == 16,
+            50 | 56..=59 => (12..=19).contains(&n),
+            _ => false,
+        },
+        6 => (12..=19).contains(&n),
+        _ => false,
+    }
 }
 
 /// IBAN: country length table and ISO 7064 mod-97.
@@ -315,630 +344,6 @@ fn base62(mut n: u32, width: usize) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Words that, as the last part of a variable name, mean the value is not itself a secret.
-const NON_SECRET_SUFFIXES: &[&str] = &[
-    "id",
-    "ids",
-    "name",
-    "names",
-    "url",
-    "uri",
-    "urls",
-    "endpoint",
-    "file",
-    "files",
-    "path",
-    "dir",
-    "size",
-    "length",
-    "len",
-    "type",
-    "types",
-    "version",
-    "format",
-    "label",
-    "field",
-    "count",
-    "index",
-    "prefix",
-    "suffix",
-    "header",
-    "event",
-    "pressed",
-    "mode",
-    "policy",
-    "store",
-    "vault",
-    "manager",
-    "provider",
-    "class",
-    "style",
-    "selector",
-    "hash",
-    "algorithm",
-    "alg",
-    "expiry",
-    "expires",
-    "timeout",
-    "ttl",
-    "enabled",
-    "required",
-    "min",
-    "max",
-    "limit",
-    "location",
-    "region",
-    "arn",
-    "ref",
-    "reference",
-    "env",
-    "variable",
-    "var",
-    "method",
-    "scheme",
-    "usage",
-    "frame",
-    "frames",
-    "code",
-    "column",
-    "col",
-    "table",
-    "keys",
-    "list",
-    "map",
-    "set",
-    "regex",
-    "pattern",
-    "hint",
-    "help",
-    "label",
-    "placeholder",
-    "text",
-    "message",
-    "msg",
-    "title",
-];
-
-/// Qualifiers that make a key-like word something other than a credential.
-const NON_SECRET_QUALIFIERS: &[&str] = &[
-    "public",
-    "foreign",
-    "primary",
-    "sort",
-    "partition",
-    "sequence",
-    "schema",
-    "bucket",
-    "cache",
-    "csrf",
-    "xsrf",
-    "authenticity",
-    "page",
-    "next",
-    "continuation",
-    "cancellation",
-    "pagination",
-    "sync",
-    "issuer",
-    "kms",
-    "monkey",
-    "turkey",
-    "donkey",
-    "hockey",
-    "whiskey",
-    "jockey",
-    "hot",
-    "short",
-    "shortcut",
-    "keyboard",
-    "keyword",
-    "keyframe",
-    "keystore",
-    "keytab",
-    "keychain",
-    "keypair",
-    "keyspace",
-    "keypress",
-    "keydown",
-    "keyup",
-    "keycode",
-    "keyed",
-    "keying",
-];
-
-fn key_words(key: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for ch in key.chars() {
-        if !ch.is_ascii_alphanumeric() {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if ch.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
-        prev_lower = ch.is_ascii_lowercase() || ch.is_ascii_digit();
-        cur.push(ch.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words
-}
-
-/// How strongly a variable name says "secret": 2 for passwords, 1 for tokens and keys,
-/// 0 when it names something else (`public_key`, `token_url`, `keyboard`).
-fn key_strength(key: &str) -> u8 {
-    let words = key_words(key);
-    let Some(last) = words.last() else {
-        return 0;
-    };
-    if NON_SECRET_SUFFIXES.contains(&last.as_str()) {
-        return 0;
-    }
-    if words
-        .iter()
-        .any(|w| NON_SECRET_QUALIFIERS.contains(&w.as_str()))
-    {
-        return 0;
-    }
-    let joined = words.concat();
-    let password_like = [
-        "password",
-        "passwd",
-        "passphrase",
-        "pwd",
-        "passwort",
-        "pass",
-    ];
-    if last == "secret" {
-        return 2;
-    }
-    if words.iter().any(|w| password_like.contains(&w.as_str())) || joined.contains("password") {
-        return 2;
-    }
-    let secret_like = [
-        "secret",
-        "token",
-        "apikey",
-        "api",
-        "key",
-        "credential",
-        "credentials",
-        "auth",
-        "bearer",
-        "private",
-        "access",
-        "license",
-        "licence",
-        "pat",
-        "session",
-        "cookie",
-        "salt",
-        "hmac",
-        "seed",
-        "sid",
-        "passcode",
-        "pin",
-    ];
-    if words.iter().any(|w| secret_like.contains(&w.as_str()))
-        || ["secret", "token", "apikey", "credential"]
-            .iter()
-            .any(|w| joined.contains(w))
-    {
-        return 1;
-    }
-    0
-}
-
-/// A value assigned to a secret-looking name in code or config.
-fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
-    let strength = ctx.key.map_or(1, key_strength);
-    let s = ctx.secret;
-    if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) {
-        return Outcome::Reject;
-    }
-    if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
-        return Outcome::Reject;
-    }
-    if ctx.key.is_some_and(|k| restates_name(k, s)) || ends_with_version(s) || constant_name(s) {
-        return Outcome::Reject;
-    }
-    if strength == 2 {
-        return password_value(s);
-    }
-    let c = filter::classes(s);
-    let kinds = [c.lower, c.upper, c.digit, c.symbol]
-        .iter()
-        .filter(|&&n| n > 0)
-        .count();
-    let entropy = filter::shannon_entropy(s);
-    let long_enough = s.len() >= 10;
-    if long_enough && entropy >= 3.0 && kinds >= 2 && c.digit + c.upper > 0 {
-        if entropy >= 3.5 && s.len() >= 16 {
-            Outcome::Neutral
-        } else {
-            Outcome::Weak
-        }
-    } else {
-        Outcome::Reject
-    }
-}
-
-/// A value assigned to a password-like name: anything that is not a word, reference or
-/// placeholder.
-fn password(ctx: &MatchCtx<'_>) -> Outcome {
-    let s = ctx.secret;
-    if filter::is_reference(s) || filter::is_placeholder(s) || filter::is_path_or_url(s) {
-        return Outcome::Reject;
-    }
-    password_value(s)
-}
-
-const COMMON_PASSWORD_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "pass",
-    "pwd",
-    "secret",
-    "token",
-    "test",
-    "changeit",
-    "none",
-    "null",
-    "nil",
-    "true",
-    "false",
-    "required",
-    "optional",
-    "string",
-    "undefined",
-    "hidden",
-    "empty",
-    "invalid",
-    "missing",
-    "incorrect",
-    "wrong",
-    "correct",
-    "expired",
-    "masked",
-    "unset",
-    "set",
-    "changed",
-    "stored",
-    "needed",
-    "provided",
-    "configured",
-    "valid",
-    "ignored",
-    "username",
-    "user",
-    "secure",
-    "encrypted",
-    "generated",
-    "rotated",
-    "revoked",
-    "sensitive",
-    "blank",
-];
-
-/// A value that restates its own name (`KeyMeshing = "id-Gost-KeyMeshing"`).
-fn restates_name(key: &str, value: &str) -> bool {
-    let norm = |s: &str| -> String {
-        s.chars()
-            .filter(char::is_ascii_alphanumeric)
-            .map(|c| c.to_ascii_lowercase())
-            .collect()
-    };
-    let (k, v) = (norm(key), norm(value));
-    v.len() >= 6 && k.contains(&v)
-}
-
-/// A CONSTANT_CASE name made of secret words (`ACCESS_TOKEN`, `API_KEY`).
-fn constant_name(s: &str) -> bool {
-    let lower = s.to_ascii_lowercase();
-    s.chars().all(|c| c.is_ascii_uppercase() || c == '_')
-        && ["token", "key", "secret", "password", "pass", "credential"]
-            .iter()
-            .any(|w| lower.contains(w))
-}
-
-/// A value ending in a version number (`jjwt-jackson-0.11.2`).
-fn ends_with_version(s: &str) -> bool {
-    let tail = s.rsplit(['-', '_', ':', '@']).next().unwrap_or("");
-    let t = tail.trim_start_matches(['v', 'V']);
-    tail.len() < s.len()
-        && t.contains('.')
-        && t.split('.')
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// Whether one of `vendors` starts a word of `key` (or a run of whole words), so `sumObj` and
-/// `rookTable` do not count as `sumo` and `okta`.
-fn vendor_aligned(key: &str, vendors: &[String]) -> bool {
-    let words = key_words(key);
-    (0..words.len()).any(|i| {
-        let mut joined = String::new();
-        let mut bounds = Vec::new();
-        for w in &words[i..] {
-            joined.push_str(w);
-            bounds.push(joined.len());
-        }
-        vendors.iter().any(|v| {
-            let v: String = v
-                .chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect();
-            joined.starts_with(&v) && (v.len() <= words[i].len() || bounds.contains(&v.len()))
-        })
-    })
-}
-
-/// A value next to a vendor's name (`cloudflare: "..."`): must look generated.
-fn vendor_secret(ctx: &MatchCtx<'_>) -> Outcome {
-    let s = ctx.secret;
-    if let Some(key) = ctx.key {
-        if !vendor_aligned(key, ctx.keywords) {
-            return Outcome::Reject;
-        }
-        let words = key_words(key);
-        let non_secret = [
-            "url", "uri", "path", "file", "dir", "name", "version", "region", "endpoint", "host",
-            "domain", "email", "user", "username", "org", "project",
-        ];
-        if words
-            .last()
-            .is_some_and(|w| non_secret.contains(&w.as_str()))
-        {
-            return Outcome::Reject;
-        }
-    }
-    if filter::is_reference(s) || filter::is_path_or_url(s) || filter::is_placeholder(s) {
-        return Outcome::Reject;
-    }
-    let c = filter::classes(s);
-    let entropy = filter::shannon_entropy(s);
-    if s.len() >= 10 && entropy >= 3.0 && c.digit > 0 && c.lower + c.upper > 0 {
-        Outcome::Neutral
-    } else {
-        Outcome::Reject
-    }
-}
-
-/// The password part of a URL's user-info.
-fn url_password(s: &str) -> Outcome {
-    let lower = s.to_ascii_lowercase();
-    if filter::is_reference(s)
-        || filter::is_placeholder(s)
-        || s.starts_with('<')
-        || s.starts_with('{')
-    {
-        return Outcome::Reject;
-    }
-    if ["password", "pass", "passwd", "pwd", "pw", "xxx"].contains(&lower.as_str()) {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
-/// `user:password` on a command line; an empty password means the user part is the token.
-fn user_pass(s: &str) -> Outcome {
-    let (user, pass) = s.split_once(':').unwrap_or((s, ""));
-    let value = if pass.is_empty() { user } else { pass };
-    if value.is_empty()
-        || filter::is_reference(value)
-        || filter::is_placeholder(value)
-        || user.starts_with('$')
-        || user.contains("${")
-        || user.contains("$(")
-        || filter::is_path_or_url(value)
-    {
-        return Outcome::Reject;
-    }
-    match password_value(value) {
-        Outcome::Weak if !s.contains(':') => Outcome::Reject,
-        other => other,
-    }
-}
-
-/// The credential part of an Authorization header.
-fn auth_header(s: &str) -> Outcome {
-    let lower = s.to_ascii_lowercase();
-    let schemes = [
-        "bearer",
-        "basic",
-        "token",
-        "digest",
-        "negotiate",
-        "apikey",
-        "api-token",
-        "ssws",
-    ];
-    if s.len() < 8
-        || schemes.contains(&lower.as_str())
-        || filter::is_reference(s)
-        || filter::is_placeholder(s)
-    {
-        return Outcome::Reject;
-    }
-    let c = filter::classes(s);
-    if c.digit + c.upper == 0 && c.symbol == 0 {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
-fn password_value(s: &str) -> Outcome {
-    let c = filter::classes(s);
-    let lower = s.to_ascii_lowercase();
-    if s.len() < 4 || COMMON_PASSWORD_WORDS.contains(&lower.as_str()) || filter::is_sequential(s) {
-        return Outcome::Reject;
-    }
-    let letters = c.lower + c.upper;
-    let mixed_case = c.lower > 0
-        && c.upper > 0
-        && !(c.upper == 1 && s.chars().next().is_some_and(|ch| ch.is_ascii_uppercase()));
-    let symbolic = s
-        .chars()
-        .any(|ch| !ch.is_ascii_alphanumeric() && ch != '_' && ch != '-' && ch != '.');
-    if c.digit > 0 && letters > 0 || symbolic && letters > 0 || mixed_case {
-        if s.len() >= 6 {
-            Outcome::Neutral
-        } else if s.len() >= 5 {
-            Outcome::Weak
-        } else {
-            Outcome::Reject
-        }
-    } else if letters > 0 && s.len() >= 5 {
-        Outcome::Weak
-    } else {
-        Outcome::Reject
-    }
-}
-
-/// A value stated in prose ("the db password is hunter2-Prod!"): it must look like a secret,
-/// not an English word, a path, a URL without credentials or a version.
-fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
-    let s = ctx.secret;
-    if filter::is_reference(s) || filter::is_path_or_url(s) || filter::is_placeholder(s) {
-        return Outcome::Reject;
-    }
-    let lower = s.to_ascii_lowercase();
-    if COMMON_PASSWORD_WORDS.contains(&lower.as_str()) {
-        return Outcome::Reject;
-    }
-    let quoted = prev_char(ctx).is_some_and(|c| "\"'`“‘".contains(c));
-    if quoted && s.len() >= 4 && s.chars().any(|c| c.is_alphanumeric()) {
-        return Outcome::Neutral;
-    }
-    if filter::is_version_or_number(s) && s.len() < 6 {
-        return Outcome::Reject;
-    }
-    let c = filter::classes(s);
-    let letters = c.lower + c.upper;
-    let strong_symbol = s
-        .chars()
-        .any(|ch| !ch.is_ascii_alphanumeric() && !"-_.'".contains(ch));
-    let inner_upper = s.chars().skip(1).any(|ch| ch.is_ascii_uppercase()) && c.lower > 0;
-    if (c.digit > 0 && (letters > 0 || s.len() >= 6))
-        || (strong_symbol && letters > 0)
-        || inner_upper
-    {
-        Outcome::Neutral
-    } else {
-        Outcome::Reject
-    }
-}
-
-fn email(ctx: &MatchCtx<'_>) -> Outcome {
-    let lower = ctx.secret.to_ascii_lowercase();
-    let Some((local, domain)) = lower.rsplit_once('@') else {
-        return Outcome::Reject;
-    };
-    let reserved = [
-        "example.com",
-        "example.org",
-        "example.net",
-        "localhost",
-        ".test",
-        ".invalid",
-        ".example",
-        ".local",
-    ];
-    if local.is_empty()
-        || reserved
-            .iter()
-            .any(|r| domain == r.trim_start_matches('.') || domain.ends_with(r))
-    {
-        return Outcome::Reject;
-    }
-    let tld = domain.rsplit('.').next().unwrap_or("");
-    let file_ext = [
-        "png", "jpg", "jpeg", "gif", "svg", "webp", "js", "css", "py", "rs", "go", "json",
-    ];
-    if file_ext.contains(&tld) {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
-fn prev_char(ctx: &MatchCtx<'_>) -> Option<char> {
-    ctx.before.chars().next_back()
-}
-
-fn next_char(ctx: &MatchCtx<'_>) -> Option<char> {
-    ctx.after.chars().next()
-}
-
-fn ipv4(ctx: &MatchCtx<'_>) -> Outcome {
-    let s = ctx.secret;
-    let addr = s.split('/').next().unwrap_or(s);
-    if addr.parse::<std::net::Ipv4Addr>().is_err() {
-        return Outcome::Reject;
-    }
-    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphabetic() || c == '-')
-    {
-        return Outcome::Reject;
-    }
-    let before = ctx.before.to_ascii_lowercase();
-    let t = before.trim_end();
-    if t.ends_with("version") || t.ends_with(" v") || t.ends_with("release") {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
-fn ipv6(ctx: &MatchCtx<'_>) -> Outcome {
-    let s = ctx.secret;
-    let addr = s.split('/').next().unwrap_or(s);
-    let addr = addr.split('%').next().unwrap_or(addr);
-    if !addr.bytes().any(|b| b.is_ascii_digit()) || addr.parse::<std::net::Ipv6Addr>().is_err() {
-        return Outcome::Reject;
-    }
-    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
-    {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
-fn mac(s: &str) -> Outcome {
-    let hex: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-    let lower = hex.to_ascii_lowercase();
-    if lower.chars().all(|c| c == '0') || lower.chars().all(|c| c == 'f') {
-        return Outcome::Reject;
-    }
-    let seps: Vec<char> = s.chars().filter(|c| !c.is_ascii_hexdigit()).collect();
-    if seps.windows(2).any(|w| w[0] != w[1]) {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
-fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
-    if d.len() < 7 || d.len() > 15 || d.iter().all(|&x| x == d[0]) {
-        return Outcome::Reject;
-    }
-    if prev_char(ctx)
-        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-' || c == '+')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '-')
-    {
-        return Outcome::Reject;
-    }
-    let seps: String = ctx.secret.chars().filter(|c| "./".contains(*c)).collect();
-    if !seps.is_empty() && ctx.secret.matches('.').count() == 1 {
-        return Outcome::Reject;
-    }
-    Outcome::Neutral
-}
-
 const BASE58: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 /// Bitcoin-style base58check: the last four bytes are the double SHA-256 of the rest.
@@ -1023,14 +428,5 @@ mod tests {
             "bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297"
         ));
         assert_eq!(base62(0, 6), "000000");
-    }
-
-    #[test]
-    fn key_names() {
-        assert_eq!(key_strength("db_password"), 2);
-        assert_eq!(key_strength("genericToken"), 1);
-        assert_eq!(key_strength("kms_key_id"), 0);
-        assert_eq!(key_strength("public_key"), 0);
-        assert_eq!(key_strength("access_token_url"), 0);
     }
 }

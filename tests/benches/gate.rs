@@ -118,7 +118,14 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
     json::canonical(&out).unwrap()
 }
 
+/// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling.
+fn scaled(iterations: usize) -> usize {
+    let scale: f64 = std::env::var("CQ_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    ((iterations as f64 * scale) as usize).max(10)
+}
+
 fn time(mut f: impl FnMut(), iterations: usize) -> (Duration, Duration) {
+    let iterations = scaled(iterations);
     for _ in 0..iterations / 10 {
         f();
     }

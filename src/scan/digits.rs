@@ -1,0 +1,132 @@
+//! The digit prefilter: most personal-data rules (phone, card, IBAN, national ids, IP
+//! addresses) match only where digits cluster. One byte pass finds clusters (digit groups joined
+//! by single separators) and those rules run only in small windows around clusters that hold
+//! enough digits, instead of over the whole text.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use regex::bytes::{RegexSet, RegexSetBuilder};
+
+use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
+
+/// The digit-triggered rules that share one cluster threshold, with one regex set that tells,
+/// per window, which of them can match at all (one pass instead of one per rule).
+#[derive(Debug, Clone)]
+pub(super) struct DigitGroup {
+    pub min: usize,
+    pub rules: Vec<usize>,
+    pub set: RegexSet,
+}
+
+/// Groups the enabled keyword-less ASCII rules that declare `min_digits` by threshold.
+pub(super) fn groups(rules: &[Rule], enabled: &[bool]) -> Result<Vec<DigitGroup>, RuleError> {
+    let mut by_min: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, r) in rules.iter().enumerate() {
+        if !enabled.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        if let (Some(min), true, false) = (r.min_digits, r.keywords.is_empty(), r.unicode) {
+            by_min.entry(min).or_default().push(i);
+        }
+    }
+    by_min
+        .into_iter()
+        .map(|(min, members)| {
+            let set = RegexSetBuilder::new(members.iter().map(|&i| rules[i].pattern.as_str()))
+                .unicode(false)
+                .size_limit(REGEX_SIZE_LIMIT * 4)
+                .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
+                .build()
+                .map_err(|e| RuleError::Regex {
+                    id: format!("digit rules with min_digits = {min}"),
+                    reason: e.to_string(),
+                })?;
+            Ok(DigitGroup {
+                min,
+                rules: members,
+                set,
+            })
+        })
+        .collect()
+}
+
+/// Bytes added on each side of a cluster (room for prefixes such as `DE`, `+`, `NRIC `).
+const MARGIN: usize = 24;
+
+/// A run of digit groups and how many digits it holds.
+#[derive(Debug, Clone)]
+pub(super) struct Cluster {
+    pub span: Range<usize>,
+    pub digits: usize,
+}
+
+fn joiner(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'-' | b'.' | b':' | b'/' | b'(' | b')' | b'+' | b'_' | b','
+    )
+}
+
+/// Clusters of digits in `bytes`: digit groups separated by one or two joiner bytes.
+pub(super) fn clusters(bytes: &[u8]) -> Vec<Cluster> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i;
+        let mut digits = 0;
+        while i < bytes.len() {
+            if bytes[i].is_ascii_digit() {
+                digits += 1;
+                i += 1;
+                end = i;
+            } else if joiner(bytes[i]) && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            } else if joiner(bytes[i])
+                && bytes.get(i + 1).is_some_and(|&b| joiner(b))
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_digit)
+            {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        out.push(Cluster {
+            span: start..end,
+            digits,
+        });
+    }
+    out
+}
+
+/// Merged windows around the clusters holding at least `min` digits.
+pub(super) fn windows(clusters: &[Cluster], min: usize, len: usize) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for c in clusters.iter().filter(|c| c.digits >= min) {
+        let start = c.span.start.saturating_sub(MARGIN);
+        let end = (c.span.end + MARGIN).min(len);
+        match out.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => out.push(start..end),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clusters_join_groups() {
+        let c = clusters(b"call +1 415-555 0132 or 10.0.0.1, v2");
+        let counts: Vec<usize> = c.iter().map(|c| c.digits).collect();
+        assert_eq!(counts, vec![11, 5, 1]);
+        assert_eq!(windows(&c, 5, 40).len(), 1);
+    }
+}

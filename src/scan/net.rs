@@ -1,0 +1,110 @@
+//! Contact and network identifiers: e-mail, IPv4/IPv6 and MAC addresses, phone numbers. The
+//! regexes find candidates; these checks parse them and look at the characters around them so
+//! that versions, code paths and parts of longer numbers are not reported.
+
+use super::rule::MatchCtx;
+use super::validate::Outcome;
+
+pub(super) fn email(ctx: &MatchCtx<'_>) -> Outcome {
+    let lower = ctx.secret.to_ascii_lowercase();
+    let Some((local, domain)) = lower.rsplit_once('@') else {
+        return Outcome::Reject;
+    };
+    let reserved = [
+        "example.com",
+        "example.org",
+        "example.net",
+        "localhost",
+        ".test",
+        ".invalid",
+        ".example",
+        ".local",
+    ];
+    if local.is_empty()
+        || reserved
+            .iter()
+            .any(|r| domain == r.trim_start_matches('.') || domain.ends_with(r))
+    {
+        return Outcome::Reject;
+    }
+    let tld = domain.rsplit('.').next().unwrap_or("");
+    let file_ext = [
+        "png", "jpg", "jpeg", "gif", "svg", "webp", "js", "css", "py", "rs", "go", "json",
+    ];
+    if file_ext.contains(&tld) {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}
+
+pub(super) fn prev_char(ctx: &MatchCtx<'_>) -> Option<char> {
+    ctx.before.chars().next_back()
+}
+
+pub(super) fn next_char(ctx: &MatchCtx<'_>) -> Option<char> {
+    ctx.after.chars().next()
+}
+
+pub(super) fn ipv4(ctx: &MatchCtx<'_>) -> Outcome {
+    let s = ctx.secret;
+    let addr = s.split('/').next().unwrap_or(s);
+    if addr.parse::<std::net::Ipv4Addr>().is_err() {
+        return Outcome::Reject;
+    }
+    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphabetic() || c == '-')
+    {
+        return Outcome::Reject;
+    }
+    let before = ctx.before.to_ascii_lowercase();
+    let t = before.trim_end();
+    if t.ends_with("version") || t.ends_with(" v") || t.ends_with("release") {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}
+
+pub(super) fn ipv6(ctx: &MatchCtx<'_>) -> Outcome {
+    let s = ctx.secret;
+    let addr = s.split('/').next().unwrap_or(s);
+    let addr = addr.split('%').next().unwrap_or(addr);
+    if !addr.bytes().any(|b| b.is_ascii_digit()) || addr.parse::<std::net::Ipv6Addr>().is_err() {
+        return Outcome::Reject;
+    }
+    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || ":_{<(".contains(c))
+    {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}
+
+pub(super) fn mac(s: &str) -> Outcome {
+    let hex: String = s.chars().filter(char::is_ascii_hexdigit).collect();
+    let lower = hex.to_ascii_lowercase();
+    if lower.chars().all(|c| c == '0') || lower.chars().all(|c| c == 'f') {
+        return Outcome::Reject;
+    }
+    let seps: Vec<char> = s.chars().filter(|c| !c.is_ascii_hexdigit()).collect();
+    if seps.windows(2).any(|w| w[0] != w[1]) {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}
+
+pub(super) fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
+    if d.len() < 7 || d.len() > 15 || d.iter().all(|&x| x == d[0]) {
+        return Outcome::Reject;
+    }
+    if prev_char(ctx)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-' || c == '+')
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '-')
+    {
+        return Outcome::Reject;
+    }
+    let seps: String = ctx.secret.chars().filter(|c| "./".contains(*c)).collect();
+    if !seps.is_empty() && ctx.secret.matches('.').count() == 1 {
+        return Outcome::Reject;
+    }
+    Outcome::Neutral
+}

@@ -1,0 +1,56 @@
+//! `cq scan`: exit codes, masked output (text and JSON), and errors for bad input.
+
+#![allow(clippy::unwrap_used)]
+
+use cq::commands::scan::{run, run_on};
+
+const SECRET: &str = "ghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg";
+
+fn output(text: &str, json: bool) -> (i32, String) {
+    let mut out = Vec::new();
+    let code = run_on(text, json, None, &mut out).unwrap();
+    (code, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn findings_exit_one_and_are_masked() {
+    let text = format!("deploy with GITHUB_TOKEN={SECRET} and mail ops.lead@corp-mail.net");
+    for json in [false, true] {
+        let (code, out) = output(&text, json);
+        assert_eq!(code, 1);
+        assert!(out.contains("github-token"), "{out}");
+        assert!(out.contains("********"), "{out}");
+        for w in SECRET.as_bytes().windows(4) {
+            let piece = std::str::from_utf8(w).unwrap();
+            assert!(
+                !out.contains(piece) || "github-token".contains(piece),
+                "output leaks {piece:?}: {out}"
+            );
+        }
+        assert!(!out.contains("ops.lead"), "{out}");
+    }
+}
+
+#[test]
+fn clean_input_exits_zero() {
+    let (code, out) = output("Refactored the parser; all 214 tests pass.", false);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("clean"), "{out}");
+    let (code, out) = output("nothing to see", true);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"findings\":[]"), "{out}");
+}
+
+#[test]
+fn file_input_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.txt");
+    std::fs::write(&clean, "hello").unwrap();
+    assert_eq!(run(Some(clean), false, None).unwrap(), 0);
+    let missing = dir.path().join("missing.txt");
+    let err = run(Some(missing), false, None).unwrap_err();
+    assert!(format!("{err:#}").contains("missing.txt"), "{err:#}");
+    let mut sink = Vec::new();
+    let err = run_on("x", false, Some(dir.path()), &mut sink).unwrap_err();
+    assert!(format!("{err:#}").contains("no rule files"), "{err:#}");
+}
