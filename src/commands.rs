@@ -9,11 +9,12 @@ pub mod input;
 pub mod policy;
 pub mod prompt;
 pub mod queue;
+pub mod recheck;
 pub mod record;
 pub mod review;
 pub mod scan;
 
-use crate::cli::{Cli, Command, PolicyCommand};
+use crate::cli::{Cli, Command, PolicyCommand, StoreCommand};
 
 /// Runs one parsed command line; the exit code on success.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -27,15 +28,17 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             policy::verify(&file, &trust_keys)
         }
         Command::Scan(args) => scan::run(args.input, args.json, args.rules).map(|code| code as u8),
+        Command::Store(StoreCommand::Recheck {
+            id,
+            all,
+            store,
+            policy,
+        }) => recheck::run(id.as_deref(), all, &store, &policy),
         Command::Store(command) => queue::run(&command),
         Command::Audit(command) => queue::audit(&command),
         Command::Keys(command) => queue::keys(&command),
         Command::Reviewers(command) => queue::reviewers(&command),
-        Command::Review(_) => not_yet("cq review"),
+        Command::Review(args) => review::run(&args),
         Command::Demo(args) => demo::run(&args),
     }
-}
-
-fn not_yet(what: &str) -> anyhow::Result<u8> {
-    anyhow::bail!("{what} is not wired in this build yet")
 }

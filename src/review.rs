@@ -25,6 +25,7 @@ pub mod headless;
 pub mod keymap;
 pub mod sanitize;
 pub mod source;
+pub mod store_source;
 pub mod theme;
 pub mod view;
 pub mod widgets;

@@ -16,6 +16,8 @@ pub struct ListFilter {
     pub tenant_id: Option<String>,
     pub task_id: Option<String>,
     pub verdict_class: Option<String>,
+    /// Statuses to leave out (`!status:accepted` in the reviewer's filter).
+    pub excluded_statuses: Vec<Status>,
     /// `Some(true)`: quarantined with an approval on the current report (awaiting a second
     /// approver); `Some(false)`: anything else.
     pub pending_approval: Option<bool>,
@@ -75,6 +77,7 @@ impl ListFilter {
     pub fn without_status(&self) -> ListFilter {
         ListFilter {
             status: None,
+            excluded_statuses: Vec::new(),
             pending_approval: None,
             ..self.clone()
         }
@@ -98,6 +101,9 @@ impl ListFilter {
             if let Some(v) = value {
                 terms.push(format!("{column} = ?{}", bind(v)));
             }
+        }
+        for status in &self.excluded_statuses {
+            terms.push(format!("status <> ?{}", bind(status.as_str().to_owned())));
         }
         match self.pending_approval {
             Some(true) => terms.push(PENDING.to_owned()),

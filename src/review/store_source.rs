@@ -1,0 +1,519 @@
+//! [`StoreSource`]: the reviewer's [`ReviewSource`] over the SQLite store.
+//!
+//! It owns its own [`Store`] (its own connection: the worker thread that holds the source is
+//! the only code touching it) and a [`Checker`] (the current policy and the scanner) for
+//! reruns (built on a thread of its own, so the queue shows at once). The queue is the store's
+//! paged `list` and its per-status counts, never the whole store; an item is built from the
+//! stored request and its current report, with every matched secret overwritten before any text leaves
+//! (summary, source messages, claims, the previous summary). Decisions go through
+//! [`Store::decide`] under the policy's review rules, signed with the reviewer's key; a
+//! reveal is recorded in the audit log before the value is handed out, and refused when it
+//! cannot be recorded (no key, read-only store).
+
+mod deferred;
+pub mod detail;
+
+use anyhow::Context as _;
+
+use crate::audit::keys::NamedKey;
+use crate::commands::check::Checker;
+use crate::commands::recheck::{self, parse_report};
+use crate::engine::GateRequest;
+use crate::json::{self, Value};
+use crate::policy::Policy;
+use crate::review::filter::{Filter, Predicate};
+use crate::review::source::{
+    AuditView, ChainStatus, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail, ItemId,
+    PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Role,
+    Sort, SourceMessage, Status,
+};
+use crate::store::{
+    self, Action, Compaction, DecisionError, DecisionOutcome, ListFilter, ListTerm, Mode, SortKey,
+    Store, TermField,
+};
+
+use deferred::Deferred;
+use detail::{summary_parts, summary_secrets, SummaryParts};
+
+/// The store behind `cq review`.
+pub struct StoreSource {
+    store: Store,
+    policy: Policy,
+    checker: Deferred,
+    key: Option<NamedKey>,
+    reviewer: Option<String>,
+}
+
+impl std::fmt::Debug for StoreSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSource")
+            .field("store", &self.store)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoreSource {
+    /// A source over `store`, rerunning with `checker`, signing with `key` when given.
+    pub fn new(
+        store: Store,
+        checker: Checker,
+        key: Option<NamedKey>,
+    ) -> anyhow::Result<StoreSource> {
+        let policy = checker.engine.policy.clone();
+        Self::with(store, policy, Deferred::Ready(Box::new(checker)), key)
+    }
+
+    /// Like [`StoreSource::new`], but compiles the policy and the scanner on a thread of their
+    /// own, so the queue shows while they load; the first item or rerun waits for them.
+    pub fn open(
+        store: Store,
+        policy: Policy,
+        key: Option<NamedKey>,
+    ) -> anyhow::Result<StoreSource> {
+        let checker = Deferred::spawn(policy.clone())?;
+        Self::with(store, policy, checker, key)
+    }
+
+    fn with(
+        store: Store,
+        policy: Policy,
+        checker: Deferred,
+        key: Option<NamedKey>,
+    ) -> anyhow::Result<StoreSource> {
+        let reviewer = match &key {
+            Some(key) => store
+                .reviewer_by_key(&key.key_id())?
+                .map(|r| r.name)
+                .or_else(|| Some(key.name.clone())),
+            None => None,
+        };
+        Ok(StoreSource {
+            store,
+            policy,
+            checker,
+            key,
+            reviewer,
+        })
+    }
+
+    /// Who decides: the registered name of the key, else `$USER`.
+    pub fn reviewer_name(&self) -> String {
+        self.reviewer
+            .clone()
+            .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "reviewer".into())
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn compaction(&self, id: &ItemId) -> anyhow::Result<Compaction> {
+        self.store
+            .compaction(&id.0)?
+            .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))
+    }
+
+    /// The request, its summary parts and the current report of a compaction.
+    fn load(&self, c: &Compaction) -> anyhow::Result<(GateRequest, SummaryParts, Value)> {
+        let id = &c.summary.id;
+        let request = GateRequest::from_json(c.request_json.as_bytes())
+            .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"))?;
+        let report_row = self
+            .store
+            .reports(id)?
+            .into_iter()
+            .rev()
+            .find(|r| r.report_sha256 == c.summary.report_sha256)
+            .ok_or_else(|| anyhow::anyhow!("compaction \"{id}\" has no current report"))?;
+        let report = parse_report(&report_row.report_json)?;
+        let parts = summary_parts(&request);
+        Ok((request, parts, report))
+    }
+
+    fn detail(&self, c: &Compaction) -> anyhow::Result<ItemDetail> {
+        let (request, parts, report) = self.load(c)?;
+        let scanner = &self.checker.get()?.scanner;
+        let policy = &self.policy;
+        let secrets = summary_secrets(&report, &parts, scanner);
+        let ranges: Vec<_> = secrets.iter().map(|s| s.range.clone()).collect();
+        let digests = report
+            .get("source_message_sha256s")
+            .and_then(Value::as_array)
+            .unwrap_or(&[]);
+        let sources = request
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let field = format!("messages[{i}].content");
+                let (content, masked) = detail::scan_and_mask(scanner, &field, &m.content);
+                SourceMessage {
+                    role: match m.role.as_str() {
+                        "user" => Role::User,
+                        "assistant" => Role::Assistant,
+                        _ => Role::Tool,
+                    },
+                    message_id: m.message_id.clone(),
+                    sha256: digests
+                        .get(i)
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| json::canonical_sha256(&m.record()).unwrap_or_default()),
+                    content,
+                    masked,
+                }
+            })
+            .collect();
+        let s = &c.summary;
+        Ok(ItemDetail {
+            id: ItemId(s.id.clone()),
+            tenant: s.tenant_id.clone(),
+            task: s.task_id.clone(),
+            status: status_of(s.status, !c.approvals.is_empty()),
+            outcome: detail::outcome(&s.outcome),
+            main_reason: s.main_reason.clone(),
+            created_unix: s.created_unix(),
+            report_sha256: s.report_sha256.clone(),
+            policy_sha256: report
+                .get("policy_sha256")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            sources,
+            summary_text: detail::mask(&parts.text, &ranges),
+            summary_spans: detail::spans(&report, &parts, &secrets),
+            checks: detail::check_results(&report, &parts),
+            claims: detail::claims(&parts, policy, scanner),
+            pinned: detail::pinned(&report, &request, policy),
+            previous_summary: self.previous_summary(c)?,
+            approvals: c
+                .approvals
+                .iter()
+                .map(|a| PendingApproval {
+                    reviewer: a.reviewer.clone(),
+                    kind: DecisionKind::Release,
+                    reason_code: a.reason.clone(),
+                    at_unix: crate::audit::parse_utc(&a.created_at).unwrap_or(0),
+                })
+                .collect(),
+            receipts: self.receipts(&s.id)?,
+        })
+    }
+
+    /// The previous summary of the same task, masked the same way.
+    fn previous_summary(&self, c: &Compaction) -> anyhow::Result<Option<String>> {
+        let s = &c.summary;
+        let Some(previous) = self
+            .store
+            .previous_for_task(&s.tenant_id, &s.task_id, &s.id)?
+        else {
+            return Ok(None);
+        };
+        let Some(previous) = self.store.compaction(&previous.id)? else {
+            return Ok(None);
+        };
+        let (_, parts, report) = self.load(&previous)?;
+        let secrets = summary_secrets(&report, &parts, &self.checker.get()?.scanner);
+        let ranges: Vec<_> = secrets.into_iter().map(|s| s.range).collect();
+        Ok(Some(detail::mask(&parts.text, &ranges)))
+    }
+
+    fn receipts(&self, id: &str) -> anyhow::Result<Vec<Receipt>> {
+        Ok(self
+            .store
+            .receipts_for(id)?
+            .into_iter()
+            .map(receipt)
+            .collect())
+    }
+
+    fn receipt_at(&self, id: &str, seq: u64) -> Result<Receipt, DecisionRefusal> {
+        self.receipts(id)
+            .map_err(|e| DecisionRefusal::Failed(format!("{e:#}")))?
+            .into_iter()
+            .find(|r| r.seq == seq)
+            .ok_or_else(|| DecisionRefusal::Failed(format!("receipt \"{seq}\" is missing")))
+    }
+}
+
+fn receipt(stored: store::StoredReceipt) -> Receipt {
+    Receipt {
+        seq: stored.seq,
+        kind: stored.kind,
+        at_unix: crate::audit::parse_utc(&stored.created_at).unwrap_or(0),
+        body: stored.body,
+        sha256: stored.sha256,
+        signature: stored.signature,
+    }
+}
+
+fn status_of(status: store::Status, pending: bool) -> Status {
+    match status {
+        store::Status::Quarantined if pending => Status::PendingApproval,
+        store::Status::Quarantined => Status::Quarantined,
+        store::Status::Released => Status::Released,
+        store::Status::Rejected => Status::Rejected,
+        store::Status::Accepted => Status::Accepted,
+    }
+}
+
+/// The store filter for the reviewer's filter, and which statuses it lets through; `None`
+/// when its status terms exclude everything.
+pub fn list_filter(filter: &Filter) -> Option<(ListFilter, Vec<Status>)> {
+    let allowed: Vec<Status> = Status::ALL
+        .into_iter()
+        .filter(|s| {
+            filter.terms.iter().all(|t| match t.predicate {
+                Predicate::Status(want) => (want == *s) != t.negated,
+                _ => true,
+            })
+        })
+        .collect();
+    if allowed.is_empty() {
+        return None;
+    }
+    let mut list = ListFilter::default();
+    let stored: Vec<store::Status> = store::Status::ALL
+        .into_iter()
+        .filter(|s| allowed.iter().any(|a| stored_status(*a) == *s))
+        .collect();
+    if let [only] = stored[..] {
+        list.status = Some(only);
+    } else {
+        list.excluded_statuses = store::Status::ALL
+            .into_iter()
+            .filter(|s| !stored.contains(s))
+            .collect();
+    }
+    let quarantined = allowed.contains(&Status::Quarantined);
+    let pending = allowed.contains(&Status::PendingApproval);
+    list.pending_approval = match (quarantined, pending) {
+        (true, false) => Some(false),
+        // Pending alone: quarantined with an approval. Pending with other statuses but not
+        // plain quarantined cannot be said in one store filter; it lists plain quarantined
+        // items too (the header counts stay exact).
+        (false, true) if stored.len() == 1 => Some(true),
+        _ => None,
+    };
+    let term = |negated, field, needle: &String| ListTerm {
+        negated,
+        field,
+        needle: needle.clone(),
+    };
+    list.terms = filter
+        .terms
+        .iter()
+        .filter_map(|t| {
+            Some(match &t.predicate {
+                Predicate::Text(n) => term(t.negated, TermField::Any, n),
+                Predicate::Reason(n) => term(t.negated, TermField::Reason, n),
+                Predicate::Tenant(n) => term(t.negated, TermField::Tenant, n),
+                Predicate::Task(n) => term(t.negated, TermField::Task, n),
+                Predicate::Status(_) => return None,
+            })
+        })
+        .collect();
+    Some((list, allowed))
+}
+
+fn stored_status(status: Status) -> store::Status {
+    match status {
+        Status::Quarantined | Status::PendingApproval => store::Status::Quarantined,
+        Status::Released => store::Status::Released,
+        Status::Rejected => store::Status::Rejected,
+        Status::Accepted => store::Status::Accepted,
+    }
+}
+
+fn refusal(error: DecisionError) -> DecisionRefusal {
+    match error {
+        DecisionError::ReadOnly(_) => DecisionRefusal::ReadOnly,
+        DecisionError::AlreadyDecided {
+            status, reviewer, ..
+        } => DecisionRefusal::AlreadyDecided {
+            by: reviewer,
+            kind: status.as_str().to_owned(),
+        },
+        DecisionError::Stale { seen, current, .. } => DecisionRefusal::Stale { seen, current },
+        DecisionError::SelfApproval { reviewer, .. } => DecisionRefusal::SelfApproval { reviewer },
+        other => DecisionRefusal::Failed(other.to_string()),
+    }
+}
+
+impl ReviewSource for StoreSource {
+    fn queue_page(
+        &mut self,
+        filter: &Filter,
+        sort: Sort,
+        offset: usize,
+        limit: usize,
+    ) -> anyhow::Result<QueuePage> {
+        let Some((list, allowed)) = list_filter(filter) else {
+            return Ok(QueuePage::default());
+        };
+        let counts = self
+            .store
+            .status_counts(&list)
+            .context("while counting the queue")?;
+        let mut counts_by_status = std::collections::BTreeMap::new();
+        for (s, n) in counts.by_status {
+            let n = if s == store::Status::Quarantined {
+                counts_by_status.insert(Status::PendingApproval, counts.pending_approval as usize);
+                n.saturating_sub(counts.pending_approval)
+            } else {
+                n
+            };
+            counts_by_status.insert(status_of(s, false), n as usize);
+        }
+        counts_by_status.retain(|_, n| *n > 0);
+        let total = allowed
+            .iter()
+            .map(|s| counts_by_status.get(s).copied().unwrap_or(0))
+            .sum();
+        let sort = match sort {
+            Sort::Age => SortKey::OldestFirst,
+            Sort::Severity => SortKey::Severity,
+        };
+        let rows = self
+            .store
+            .list(&list, sort, offset as u64, limit as u64)
+            .context("while reading the queue")?
+            .into_iter()
+            .map(|s| QueueRow {
+                status: status_of(s.status, s.approvals > 0),
+                outcome: detail::outcome(&s.outcome),
+                created_unix: s.created_unix(),
+                anomaly_count: s.anomaly_count as usize,
+                id: ItemId(s.id),
+                tenant: s.tenant_id,
+                task: s.task_id,
+                main_reason: s.main_reason,
+            })
+            .collect();
+        Ok(QueuePage {
+            rows,
+            total,
+            counts_by_status,
+        })
+    }
+
+    fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
+        self.checker.wait()?;
+        let c = self.compaction(id)?;
+        self.detail(&c)
+            .with_context(|| format!("while loading \"{id}\""))
+    }
+
+    fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
+        self.checker.wait()?;
+        let done = recheck::recheck(&self.store, self.checker.get()?, &id.0)?;
+        let detail = self.item(id)?;
+        Ok(RerunOutcome {
+            before_report: recheck::pretty(&done.before),
+            after_report: recheck::pretty(&done.after),
+            changed: done.changed(),
+            detail,
+        })
+    }
+
+    fn decide(
+        &mut self,
+        id: &ItemId,
+        request: &DecisionRequest,
+    ) -> Result<Receipt, DecisionRefusal> {
+        if self.store.mode() == Mode::ReadOnly {
+            return Err(DecisionRefusal::ReadOnly);
+        }
+        let Some(key) = &self.key else {
+            return Err(DecisionRefusal::Failed(
+                "no reviewer key: quit and reopen with `cq review --key FILE` to sign decisions"
+                    .into(),
+            ));
+        };
+        let wanted = store::DecisionRequest {
+            compaction_id: id.0.clone(),
+            action: match request.kind {
+                DecisionKind::Release => Action::Release,
+                DecisionKind::Reject => Action::Reject,
+            },
+            reason: request.reason_code.clone(),
+            note: request.note.clone(),
+            seen_report_sha256: request.report_sha256.clone(),
+        };
+        let rules = crate::commands::queue::review_rules(&self.policy, wanted.action);
+        match self.store.decide(&wanted, key, &rules) {
+            Ok(DecisionOutcome::Decided { receipt_seq, .. }) => self.receipt_at(&id.0, receipt_seq),
+            Ok(DecisionOutcome::Approved {
+                approvals,
+                needed,
+                receipt_seq,
+            }) => Err(DecisionRefusal::NeedsSecondApprover {
+                have: approvals as u32,
+                need: needed as u32,
+                receipt: self.receipt_at(&id.0, receipt_seq)?,
+            }),
+            Err(e) => Err(refusal(e)),
+        }
+    }
+
+    fn reveal(&mut self, id: &ItemId, finding_id: &str, _reviewer: &str) -> anyhow::Result<String> {
+        self.checker.wait()?;
+        let Some(key) = &self.key else {
+            anyhow::bail!(
+                "a reveal is audited and needs your key: reopen with `cq review --key FILE`"
+            );
+        };
+        let index = detail::finding_index(finding_id)
+            .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?;
+        let c = self.compaction(id)?;
+        let (_, parts, report) = self.load(&c)?;
+        let secrets = summary_secrets(&report, &parts, &self.checker.get()?.scanner);
+        let value = secrets
+            .get(index)
+            .and_then(|s| parts.text.get(s.range.clone()))
+            .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?
+            .to_owned();
+        self.store
+            .record_reveal(&id.0, finding_id, key)
+            .context("the reveal could not be audited, so it is not shown")?;
+        Ok(value)
+    }
+
+    fn audit_status(&mut self, id: &ItemId) -> anyhow::Result<AuditView> {
+        let receipts = self.receipts(&id.0)?;
+        let chain = match crate::audit::verify(&self.store, None) {
+            Ok(report) if report.is_ok() => ChainStatus::Verified {
+                entries: report.entries,
+                checkpoint: report.root,
+            },
+            Ok(report) => {
+                let first = report.problems.first();
+                ChainStatus::Broken {
+                    seq: report.first_bad().unwrap_or(0),
+                    reason: first.map(|p| p.message.clone()).unwrap_or_default(),
+                }
+            }
+            Err(e) => ChainStatus::Unknown(e.to_string()),
+        };
+        Ok(AuditView { receipts, chain })
+    }
+
+    fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
+        let mut out = Vec::new();
+        for r in &self.policy.review.reason_codes {
+            let kinds: &[DecisionKind] = match r.applies_to.as_str() {
+                "release" => &[DecisionKind::Release],
+                "reject" => &[DecisionKind::Reject],
+                _ => &[DecisionKind::Release, DecisionKind::Reject],
+            };
+            out.extend(kinds.iter().map(|kind| ReasonCode {
+                code: r.code.clone(),
+                summary: r.description.clone(),
+                kind: *kind,
+            }));
+        }
+        Ok(out)
+    }
+}

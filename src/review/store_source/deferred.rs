@@ -1,0 +1,61 @@
+//! The checker (compiled policy + scanner) built on a thread of its own: compiling the
+//! scanner's rules takes longer than drawing the first screen, and the queue does not need
+//! it. Items, reruns and reveals wait for it the first time.
+
+use std::thread::JoinHandle;
+
+use anyhow::Context as _;
+
+use crate::commands::check::Checker;
+use crate::engine::PolicyEngine;
+use crate::policy::Policy;
+use crate::scan::Scanner;
+
+/// A checker that is ready, still being built, or failed to build.
+pub enum Deferred {
+    Ready(Box<Checker>),
+    Building(JoinHandle<anyhow::Result<Checker>>),
+    Failed(String),
+}
+
+impl Deferred {
+    /// Starts building a checker for `policy`.
+    pub fn spawn(policy: Policy) -> anyhow::Result<Deferred> {
+        let handle = std::thread::Builder::new()
+            .name("cq-review-checker".into())
+            .spawn(move || -> anyhow::Result<Checker> {
+                let scanner =
+                    Scanner::builtin().context("while loading the built-in scan rules")?;
+                let engine = PolicyEngine::new(policy, &scanner.rules_sha256())?;
+                Ok(Checker { engine, scanner })
+            })
+            .context("while starting the checker thread")?;
+        Ok(Deferred::Building(handle))
+    }
+
+    /// Waits until the checker is built (or has failed).
+    pub fn wait(&mut self) -> anyhow::Result<()> {
+        if let Deferred::Building(_) = self {
+            let Deferred::Building(handle) =
+                std::mem::replace(self, Deferred::Failed(String::new()))
+            else {
+                return Ok(());
+            };
+            *self = match handle.join() {
+                Ok(Ok(checker)) => Deferred::Ready(Box::new(checker)),
+                Ok(Err(e)) => Deferred::Failed(format!("{e:#}")),
+                Err(_) => Deferred::Failed("the checker thread panicked".into()),
+            };
+        }
+        self.get().map(drop)
+    }
+
+    /// The checker, once [`Deferred::wait`] has returned.
+    pub fn get(&self) -> anyhow::Result<&Checker> {
+        match self {
+            Deferred::Ready(checker) => Ok(checker),
+            Deferred::Building(_) => anyhow::bail!("the policy and scanner are still loading"),
+            Deferred::Failed(why) => anyhow::bail!("the policy could not be loaded: {why}"),
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! The reviewer's store adapter on a real store: requests go through `cq check --store` (the
+//! binary), then [`StoreSource`] is tested as the TUI uses it: paging and filtering, detail
+//! spans, secrets masked in the summary and in source turns, reruns stored, decisions and
+//! their refusals, audited reveals.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "review_store/support.rs"]
+mod support;
+
+use cq::review::filter::Filter;
+use cq::review::source::{
+    DecisionKind, DecisionRefusal, DecisionRequest, ItemId, ReviewSource, Sort, SpanKind, Status,
+};
+use cq::store::Mode;
+use support::*;
+
+#[test]
+fn queue_pages_filters_and_counts() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let all = src
+        .queue_page(&Filter::default(), Sort::Age, 0, 50)
+        .unwrap();
+    assert_eq!(all.total, 5);
+    assert_eq!(all.rows.len(), 5);
+    assert_eq!(all.counts_by_status.get(&Status::Accepted), Some(&2));
+    assert_eq!(all.counts_by_status.get(&Status::Quarantined), Some(&3));
+    // Oldest first: the order they were checked in.
+    let ids: Vec<_> = all.rows.iter().map(|r| r.id.0.clone()).collect();
+    assert_eq!(ids, fx.ids);
+
+    let page = src.queue_page(&Filter::default(), Sort::Age, 2, 2).unwrap();
+    assert_eq!(page.total, 5);
+    assert_eq!(
+        page.rows.iter().map(|r| r.id.0.clone()).collect::<Vec<_>>(),
+        fx.ids[2..4].to_vec()
+    );
+
+    let q = Filter::parse("status:quarantined").unwrap();
+    let page = src.queue_page(&q, Sort::Age, 0, 50).unwrap();
+    assert_eq!(page.total, 3);
+    assert!(page.rows.iter().all(|r| r.status == Status::Quarantined));
+    // The header counts ignore the status term.
+    assert_eq!(page.counts_by_status.get(&Status::Accepted), Some(&2));
+
+    let page = src
+        .queue_page(
+            &Filter::parse("!status:accepted").unwrap(),
+            Sort::Age,
+            0,
+            50,
+        )
+        .unwrap();
+    assert_eq!(page.total, 3);
+    assert_eq!(page.rows.len(), 3);
+    let page = src
+        .queue_page(
+            &Filter::parse("status:accepted !status:accepted").unwrap(),
+            Sort::Age,
+            0,
+            50,
+        )
+        .unwrap();
+    assert_eq!((page.total, page.rows.len()), (0, 0));
+
+    let page = src
+        .queue_page(&Filter::parse("tenant:GLOB").unwrap(), Sort::Age, 0, 50)
+        .unwrap();
+    assert_eq!(page.total, 2);
+    assert!(page.rows.iter().all(|r| r.tenant == "globex"));
+    let page = src
+        .queue_page(&Filter::parse("!tenant:globex").unwrap(), Sort::Age, 0, 50)
+        .unwrap();
+    assert_eq!(page.total, 3);
+    let page = src
+        .queue_page(&Filter::parse("reason:schema").unwrap(), Sort::Age, 0, 50)
+        .unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.rows[0].id.0, fx.ids[4]);
+
+    // LIKE wildcards in a filter are literal.
+    for literal in ["%", "_"] {
+        let page = src
+            .queue_page(&Filter::parse(literal).unwrap(), Sort::Age, 0, 50)
+            .unwrap();
+        assert!(page.total < 5, "\"{literal}\" matched everything");
+    }
+
+    // Worst first puts a quarantined item on top.
+    let page = src
+        .queue_page(&Filter::default(), Sort::Severity, 0, 1)
+        .unwrap();
+    assert_ne!(page.rows[0].status, Status::Accepted);
+}
+
+#[test]
+fn detail_has_spans_checks_claims_and_masks_every_secret() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let item = src.item(&ItemId(fx.secret.clone())).unwrap();
+    // The summary's key is overwritten, same byte length, and marked as a masked secret.
+    assert!(!item.summary_text.contains(SUMMARY_KEY));
+    let secret = item
+        .summary_spans
+        .iter()
+        .find(|s| matches!(s.kind, SpanKind::MaskedSecret { .. }))
+        .expect("a masked secret span");
+    assert_eq!(
+        &item.summary_text[secret.range.clone()],
+        "*".repeat(SUMMARY_KEY.len())
+    );
+    // The key pasted into a source turn is masked too (the gate does not scan sources).
+    let pasted = item
+        .sources
+        .iter()
+        .find(|m| !m.masked.is_empty())
+        .expect("a masked source message");
+    assert!(!pasted.content.contains(SOURCE_TOKEN));
+    assert_eq!(pasted.sha256.len(), 64);
+    let debug = format!("{item:?}");
+    assert!(!debug.contains(SUMMARY_KEY) && !debug.contains(SOURCE_TOKEN));
+    assert!(item
+        .checks
+        .iter()
+        .any(|c| c.check.word() == "secrets" && c.status.word() == "FAIL"));
+    assert_eq!(item.claims.len(), 2);
+    assert_eq!(
+        item.claims[0].canonical_predicate,
+        "deny(secret_disclosure)"
+    );
+    assert_eq!(item.report_sha256.len(), 64);
+
+    let conflict = src.item(&ItemId(fx.conflict.clone())).unwrap();
+    let span = conflict
+        .summary_spans
+        .iter()
+        .find(|s| matches!(s.kind, SpanKind::Conflict { .. }))
+        .expect("a conflict span");
+    assert!(conflict.summary_text[span.range.clone()]
+        .to_lowercase()
+        .contains("reveal"));
+    assert!(conflict.checks.iter().any(|c| c
+        .constraints
+        .iter()
+        .any(|r| r.verification.word() == "CONFLICT" && r.summary_range.is_some())));
+    // Same tenant and task, checked earlier: the previous summary is there.
+    assert!(conflict.previous_summary.is_some());
+}
+
+#[test]
+fn rerun_stores_a_report_and_says_what_changed() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadWrite, None);
+    let id = ItemId(fx.conflict.clone());
+    let before = src.item(&id).unwrap();
+    let same = src.rerun(&id).unwrap();
+    assert!(!same.changed);
+    assert_eq!(same.before_report, same.after_report);
+    assert_eq!(src.store().reports(&id.0).unwrap().len(), 2);
+
+    // Under another policy the report changes, and a decision on the old one is stale.
+    let mut other = fx.source_with_policy(Mode::ReadWrite, Some(&fx.alice), "default");
+    let changed = other.rerun(&id).unwrap();
+    assert!(changed.changed);
+    assert_ne!(changed.detail.report_sha256, before.report_sha256);
+    assert!(changed
+        .after_report
+        .contains("\"policy_name\": \"default\""));
+    let refused = other
+        .decide(&id, &reject(&before.report_sha256, "poisoned"))
+        .unwrap_err();
+    assert!(
+        matches!(refused, DecisionRefusal::Stale { .. }),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn decisions_are_recorded_and_refusals_explained() {
+    let fx = Fixture::build();
+    let id = ItemId(fx.conflict.clone());
+    let seen = fx
+        .source(Mode::ReadOnly, None)
+        .item(&id)
+        .unwrap()
+        .report_sha256;
+
+    let refused = fx
+        .source(Mode::ReadOnly, Some(&fx.alice))
+        .decide(&id, &reject(&seen, "poisoned"))
+        .unwrap_err();
+    assert_eq!(refused, DecisionRefusal::ReadOnly);
+    let refused = fx
+        .source(Mode::ReadWrite, None)
+        .decide(&id, &reject(&seen, "poisoned"))
+        .unwrap_err();
+    assert!(refused.to_string().contains("--key"), "{refused}");
+
+    let mut alice = fx.source(Mode::ReadWrite, Some(&fx.alice));
+    let receipt = alice.decide(&id, &reject(&seen, "poisoned")).unwrap();
+    assert_eq!(receipt.kind, "decision");
+    assert!(
+        receipt.signature.is_some(),
+        "a decision is signed by the reviewer"
+    );
+    assert!(receipt.body.contains("\"reason\":\"poisoned\""));
+    let again = alice.decide(&id, &reject(&seen, "poisoned")).unwrap_err();
+    assert!(
+        matches!(again, DecisionRefusal::AlreadyDecided { .. }),
+        "{again:?}"
+    );
+    assert_eq!(alice.item(&id).unwrap().status, Status::Rejected);
+
+    // A FAIL/FINDING release needs two approvers: the first is an approval, the same
+    // approver cannot give the second, another approver releases it.
+    let id = ItemId(fx.secret.clone());
+    let seen = alice.item(&id).unwrap().report_sha256;
+    let refused = alice.decide(&id, &release(&seen)).unwrap_err();
+    assert!(matches!(refused, DecisionRefusal::Failed(ref m) if m.contains("approver")));
+    let mut bob = fx.source(Mode::ReadWrite, Some(&fx.bob));
+    let first = bob.decide(&id, &release(&seen)).unwrap_err();
+    assert!(
+        matches!(
+            first,
+            DecisionRefusal::NeedsSecondApprover {
+                have: 1,
+                need: 2,
+                ..
+            }
+        ),
+        "{first:?}"
+    );
+    assert_eq!(bob.item(&id).unwrap().status, Status::PendingApproval);
+    let page = bob.queue_page(&Filter::parse("status:pending").unwrap(), Sort::Age, 0, 9);
+    assert_eq!(page.unwrap().total, 1);
+    let own = bob.decide(&id, &release(&seen)).unwrap_err();
+    assert!(
+        matches!(own, DecisionRefusal::SelfApproval { .. }),
+        "{own:?}"
+    );
+    let mut carol = fx.source(Mode::ReadWrite, Some(&fx.carol));
+    let done = carol.decide(&id, &release(&seen)).unwrap();
+    assert_eq!(done.kind, "decision");
+    assert_eq!(carol.item(&id).unwrap().status, Status::Released);
+    assert!(fx.verify_ok());
+}
+
+#[test]
+fn reveal_is_audited_and_refused_without_a_key() {
+    let fx = Fixture::build();
+    let id = ItemId(fx.secret.clone());
+    let mut anonymous = fx.source(Mode::ReadWrite, None);
+    let item = anonymous.item(&id).unwrap();
+    let finding = item
+        .summary_spans
+        .iter()
+        .find_map(|s| match &s.kind {
+            SpanKind::MaskedSecret { finding_id, .. } => Some(finding_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let err = anonymous.reveal(&id, &finding, "x").unwrap_err();
+    assert!(format!("{err:#}").contains("--key"));
+    let err = fx
+        .source(Mode::ReadOnly, Some(&fx.alice))
+        .reveal(&id, &finding, "alice")
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("not shown"), "{err:#}");
+
+    let mut alice = fx.source(Mode::ReadWrite, Some(&fx.alice));
+    assert_eq!(alice.reveal(&id, &finding, "alice").unwrap(), SUMMARY_KEY);
+    let audit = alice.audit_status(&id).unwrap();
+    assert!(audit.receipts.iter().any(|r| r.kind == "reveal"));
+    assert!(audit.receipts.iter().all(|r| !r.body.contains(SUMMARY_KEY)));
+    assert!(
+        matches!(
+            audit.chain,
+            cq::review::source::ChainStatus::Verified { .. }
+        ),
+        "{:?}",
+        audit.chain
+    );
+    assert!(alice.reveal(&id, "secret-99", "alice").is_err());
+}
+
+#[test]
+fn reason_codes_come_from_the_policy() {
+    let fx = Fixture::build();
+    let codes = fx.source(Mode::ReadOnly, None).reason_codes().unwrap();
+    assert!(codes
+        .iter()
+        .any(|c| c.code == "poisoned" && c.kind == DecisionKind::Reject));
+    assert!(codes
+        .iter()
+        .any(|c| c.code == "false-positive" && c.kind == DecisionKind::Release));
+}
+
+fn reject(seen: &str, reason: &str) -> DecisionRequest {
+    DecisionRequest {
+        kind: DecisionKind::Reject,
+        reason_code: reason.into(),
+        note: "test".into(),
+        reviewer: "alice".into(),
+        report_sha256: seen.into(),
+        anomalies_acknowledged: true,
+    }
+}
+
+fn release(seen: &str) -> DecisionRequest {
+    DecisionRequest {
+        kind: DecisionKind::Release,
+        reason_code: "false-positive".into(),
+        ..reject(seen, "")
+    }
+}
+
+#[test]
+fn cq_recheck_prints_what_changed_and_stores_the_report() {
+    let fx = Fixture::build();
+    let run = |args: &[&str]| {
+        assert_cmd::Command::cargo_bin("cq")
+            .unwrap()
+            .arg("recheck")
+            .args(args)
+            .arg("--store")
+            .arg(&fx.db)
+            .output()
+            .unwrap()
+    };
+    let same = run(&[&fx.conflict, "--policy", "seed-compatible"]);
+    assert!(
+        same.status.success(),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(text.contains("unchanged"), "{text}");
+
+    let changed = run(&["--all", "--policy", "default"]);
+    assert!(
+        changed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&changed.stderr)
+    );
+    let text = String::from_utf8_lossy(&changed.stdout);
+    assert!(text.contains("rechecked 3, 3 changed"), "{text}");
+    assert!(
+        text.contains("policy: ") && text.contains("report: "),
+        "{text}"
+    );
+    let store = cq::store::Store::open(&fx.db, Mode::ReadOnly).unwrap();
+    assert_eq!(store.reports(&fx.conflict).unwrap().len(), 3);
+    assert_eq!(
+        store.reports(&fx.ids[0]).unwrap().len(),
+        1,
+        "accepted items are left alone"
+    );
+    assert!(fx.verify_ok());
+}
