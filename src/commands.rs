@@ -14,7 +14,7 @@ pub mod record;
 pub mod review;
 pub mod scan;
 
-use crate::cli::{Cli, Command, PolicyCommand, StoreCommand};
+use crate::cli::{Cli, Command, PolicyCommand};
 
 /// Runs one parsed command line; the exit code on success.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -28,12 +28,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             policy::verify(&file, &trust_keys)
         }
         Command::Scan(args) => scan::run(args.input, args.json, args.rules).map(|code| code as u8),
-        Command::Store(StoreCommand::Recheck {
-            id,
-            all,
-            store,
-            policy,
-        }) => recheck::run(id.as_deref(), all, &store, &policy),
         Command::Store(command) => queue::run(&command),
         Command::Audit(command) => queue::audit(&command),
         Command::Keys(command) => queue::keys(&command),

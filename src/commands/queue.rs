@@ -126,7 +126,12 @@ pub fn run(command: &StoreCommand) -> anyhow::Result<u8> {
             store,
             policy,
         } => super::ingest::run(file, store, policy),
-        StoreCommand::Recheck { .. } => anyhow::bail!("cq recheck is not wired in this build yet"),
+        StoreCommand::Recheck {
+            id,
+            all,
+            store,
+            policy,
+        } => super::recheck::run(id.as_deref(), *all, store, policy),
     }
 }
 

@@ -134,7 +134,7 @@ impl StoreSource {
 
     fn detail(&self, c: &Compaction) -> anyhow::Result<ItemDetail> {
         let (request, parts, report) = self.load(c)?;
-        let scanner = &self.checker.get()?.scanner;
+        let scanner = self.checker.get()?.scanner();
         let policy = &self.policy;
         let secrets = summary_secrets(&report, &parts, scanner);
         let ranges: Vec<_> = secrets.iter().map(|s| s.range.clone()).collect();
@@ -215,7 +215,7 @@ impl StoreSource {
             return Ok(None);
         };
         let (_, parts, report) = self.load(&previous)?;
-        let secrets = summary_secrets(&report, &parts, &self.checker.get()?.scanner);
+        let secrets = summary_secrets(&report, &parts, self.checker.get()?.scanner());
         let ranges: Vec<_> = secrets.into_iter().map(|s| s.range).collect();
         Ok(Some(detail::mask(&parts.text, &ranges)))
     }
@@ -469,7 +469,7 @@ impl ReviewSource for StoreSource {
             .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?;
         let c = self.compaction(id)?;
         let (_, parts, report) = self.load(&c)?;
-        let secrets = summary_secrets(&report, &parts, &self.checker.get()?.scanner);
+        let secrets = summary_secrets(&report, &parts, self.checker.get()?.scanner());
         let value = secrets
             .get(index)
             .and_then(|s| parts.text.get(s.range.clone()))

@@ -27,7 +27,10 @@ impl Deferred {
                 let scanner =
                     Scanner::builtin().context("while loading the built-in scan rules")?;
                 let engine = PolicyEngine::new(policy, &scanner.rules_sha256())?;
-                Ok(Checker { engine, scanner })
+                Ok(Checker {
+                    engine,
+                    backend: crate::scan::backend::ScannerBackend::new(scanner),
+                })
             })
             .context("while starting the checker thread")?;
         Ok(Deferred::Building(handle))
