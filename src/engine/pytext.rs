@@ -183,12 +183,25 @@ impl Normalized {
                 text.push(' ');
                 origin.push(space_at);
             }
-            let mut folded = String::new();
-            push_casefold(&mut folded, c);
-            for f in folded.chars() {
-                let f = agreeing(f);
-                text.push(f);
-                origin.resize(origin.len() + f.len_utf8(), at);
+            if c.is_ascii() {
+                text.push(c.to_ascii_lowercase());
+                origin.push(at);
+                continue;
+            }
+            let fold = &tables().fold;
+            match fold.binary_search_by_key(&c, |(k, _)| *k) {
+                Ok(index) => {
+                    for f in fold[index].1.chars() {
+                        let f = agreeing(f);
+                        text.push(f);
+                        origin.resize(origin.len() + f.len_utf8(), at);
+                    }
+                }
+                Err(_) => {
+                    let f = agreeing(c);
+                    text.push(f);
+                    origin.resize(origin.len() + f.len_utf8(), at);
+                }
             }
         }
         Normalized {

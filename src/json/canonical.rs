@@ -43,10 +43,12 @@ pub fn canonical_sha256(value: &Value) -> Result<String, CanonicalError> {
 
 /// SHA-256 of `bytes` as lower-case hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for byte in digest {
-        let _ = write!(out, "{byte:02x}");
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
     }
     out
 }
@@ -101,29 +103,55 @@ fn write_number(out: &mut String, number: &Number) -> Result<(), CanonicalError>
     }
 }
 
+/// Whether any byte of `word` needs escaping: below 0x20, `"` or `\\` (bit tricks on eight
+/// bytes at once: a byte is zero after the XOR, or below 0x20, exactly when its high bit
+/// survives the masks).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    below_space
+        | zero_in(word ^ (ONES * u64::from(b'"')))
+        | zero_in(word ^ (ONES * u64::from(b'\\')))
+        != 0
+}
+
+/// The index of the first byte at or after `from` that needs escaping.
+fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while from + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[from..from + 8]);
+        if needs_escape(u64::from_le_bytes(word)) {
+            break;
+        }
+        from += 8;
+    }
+    bytes[from..]
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .map(|at| from + at)
+}
+
 fn write_string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
     let bytes = text.as_bytes();
     let mut run = 0;
-    for (at, &byte) in bytes.iter().enumerate() {
-        // Only ASCII bytes are ever escaped, so runs end on character boundaries.
-        let escape = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
+    // Only ASCII bytes are ever escaped, so runs end on character boundaries.
+    while let Some(at) = next_escape(bytes, run) {
         out.push_str(&text[run..at]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{byte:04x}");
-        } else {
-            out.push_str(escape);
+        match bytes[at] {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            byte => {
+                let _ = write!(out, "\\u{byte:04x}");
+            }
         }
         run = at + 1;
     }
@@ -172,6 +200,21 @@ mod tests {
             canon("\"\u{7f}\u{85}\u{2028}\""),
             "\"\u{7f}\u{85}\u{2028}\""
         );
+    }
+
+    #[test]
+    fn the_word_scan_finds_every_byte_that_needs_escaping() {
+        // Every byte value at every position of a 17-byte string, against the plain rule.
+        for byte in 0u8..=0x7f {
+            for at in 0..17 {
+                let mut bytes = vec![b'a'; 17];
+                bytes[at] = byte;
+                let wanted = (byte < 0x20 || byte == b'"' || byte == b'\\').then_some(at);
+                assert_eq!(next_escape(&bytes, 0), wanted, "byte {byte:#x} at {at}");
+            }
+        }
+        let text = "é\u{7f}\u{85}\u{2028}😀";
+        assert_eq!(next_escape(text.as_bytes(), 0), None);
     }
 
     #[test]

@@ -147,6 +147,36 @@ fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
+/// The seed grammar's workload: 5 invariants and 5 commitments over the seed's two predicates,
+/// and a 2 KB summary, which that three-clause grammar cannot parse totally (so the evidence
+/// bodies carry no clause population and the check ends INSUFFICIENT_DATA, as in the seed).
+fn seed_policy() -> Policy {
+    let mut p = Policy::builtin("seed-compatible").unwrap();
+    let predicates = ["deny(secret_disclosure)", "allow(approved_tools)"];
+    let records = |prefix: &str| -> Vec<RecordSpec> {
+        (0..5)
+            .map(|i| RecordSpec {
+                id: format!("{prefix}-{i}"),
+                canonical_text: format!("{prefix} record {i}."),
+                canonical_predicate: predicates[i % 2].into(),
+                record_revision: 1,
+            })
+            .collect()
+    };
+    p.invariants.records = records("SAFETY");
+    p.commitments.records = records("COMMIT");
+    p
+}
+
+fn seed_summary() -> String {
+    let mut text =
+        String::from("Continue the approved task. Do not expose secrets. Use approved tools only.");
+    while text.len() < 2000 {
+        text.push_str(" Continue the approved task.");
+    }
+    text
+}
+
 fn main() {
     let scanner = Scanner::builtin().unwrap();
     let engine = PolicyEngine::new(policy(), &scanner.rules_sha256()).unwrap();
@@ -214,6 +244,61 @@ fn main() {
         },
         5000,
     );
+    let seed_engine = PolicyEngine::new(seed_policy(), &scanner.rules_sha256()).unwrap();
+    let seed_raw = raw_output(&seed_engine, &messages, &seed_summary());
+    let seed_request = GateRequest {
+        expected_invariant_ids: seed_engine.manifest.ids(),
+        expected_commitment_ids: seed_engine.snapshot.ids(),
+        summarizer: SummarizerOutput::Raw(seed_raw.clone()),
+        ..request.clone()
+    };
+    let seed_compacted =
+        schema::validate(&json::parse(seed_raw.as_bytes(), &Limits::default()).unwrap()).unwrap();
+    let seed_checker = ConsistencyChecker {
+        manifest: &seed_engine.manifest,
+        snapshot: &seed_engine.snapshot,
+        verifier: &seed_engine.verifier,
+    };
+    let seed_consistency = ConsistencyRequest {
+        policy_sha256: &seed_engine.policy_sha256,
+        compacted: &seed_compacted,
+        expected_invariant_ids: &seed_request.expected_invariant_ids,
+        expected_commitment_ids: &seed_request.expected_commitment_ids,
+        ..consistency_request
+    };
+    let seed_outcome = seed_checker.verify(&seed_consistency, &mut MemoryEvidence::default());
+    assert_eq!(
+        seed_outcome.result.as_ref().err().map(|f| f.outcome),
+        Some("INSUFFICIENT_DATA")
+    );
+    let (sc_mean, sc_median) = time(
+        || {
+            assert!(black_box(
+                seed_checker.verify(&seed_consistency, &mut MemoryEvidence::default())
+            )
+            .result
+            .is_err())
+        },
+        5000,
+    );
+    let (sg_mean, sg_median) = time(
+        || {
+            assert!(
+                !black_box(
+                    seed_engine
+                        .check(
+                            &seed_request,
+                            &backend,
+                            &scanner,
+                            &mut MemoryAudit::default()
+                        )
+                        .unwrap()
+                )
+                .accepted
+            )
+        },
+        2000,
+    );
     println!("workload: {} source messages ({} bytes of content), {} invariants + {} commitments, summary {} bytes, raw output {} bytes", messages.len(), input_bytes - raw.len(), engine.manifest.records.len(), engine.snapshot.records.len(), summary.len(), raw.len());
     println!();
     println!("| measurement | mean | median | seed Python | speed-up (median) |");
@@ -221,16 +306,28 @@ fn main() {
     let speedup =
         |d: Duration, reference: f64| format!("{:.0}×", reference / (d.as_secs_f64() * 1e6));
     println!(
-        "| G002 consistency check | {} | {} | 363 µs | {} |",
+        "| default grammar, total parse: G002 consistency check | {} | {} | 363 µs | {} |",
         micros(c_mean),
         micros(c_median),
         speedup(c_median, 363.0)
     );
     println!(
-        "| whole gate (all checks, real scanner, report) | {} | {} | 768 µs | {} |",
+        "| default grammar, total parse: whole gate (all checks, real scanner, report) | {} | {} | 768 µs | {} |",
         micros(g_mean),
         micros(g_median),
         speedup(g_median, 768.0)
+    );
+    println!(
+        "| seed grammar: G002 consistency check (ends INSUFFICIENT_DATA) | {} | {} | 363 µs | {} |",
+        micros(sc_mean),
+        micros(sc_median),
+        speedup(sc_median, 363.0)
+    );
+    println!(
+        "| seed grammar: whole gate (falls back) | {} | {} | 768 µs | {} |",
+        micros(sg_mean),
+        micros(sg_median),
+        speedup(sg_median, 768.0)
     );
     println!(
         "| floor: canonical JSON + SHA-256 of the input | {} | {} | | |",
