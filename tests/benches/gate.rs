@@ -5,13 +5,16 @@
 //! table; the seed's Python reference takes 363 µs and 768 µs on this machine type.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/requests.rs"]
+mod requests;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use cq::commands::check::MemoryAudit;
 use cq::engine::consistency::{ConsistencyChecker, ConsistencyRequest, MemoryEvidence};
 use cq::engine::{schema, GateRequest, PolicyEngine, SourceMessage, SummarizerOutput};
-use cq::json::{self, object, Limits, Value};
+use cq::json::{self, Limits, Value};
 use cq::policy::grammar::RequiredClause;
 use cq::policy::{Policy, RecordSpec};
 use cq::scan::backend::ScannerBackend;
@@ -74,48 +77,8 @@ fn capitalise(s: &str) -> String {
 }
 
 fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) -> String {
-    let claims = |set: &cq::engine::registry::RecordSet| -> Vec<Value> {
-        set.records
-            .iter()
-            .map(|r| {
-                object([
-                    ("constraint_type", Value::from(set.kind.constraint_type())),
-                    ("constraint_id", Value::from(&r.id)),
-                    ("canonical_record_sha256", Value::from(&r.record_sha256)),
-                    (
-                        "canonical_predicate_sha256",
-                        Value::from(json::sha256_hex(r.canonical_predicate.as_bytes())),
-                    ),
-                    ("preserved_predicate", Value::from(&r.canonical_predicate)),
-                    ("status", Value::from("PRESERVED")),
-                ])
-            })
-            .collect()
-    };
-    let mut all = claims(&engine.manifest);
-    all.extend(claims(&engine.snapshot));
-    let out = object([
-        ("summary_text", Value::from(summary)),
-        (
-            "retained_safety_invariant_ids",
-            Value::from(engine.manifest.ids()),
-        ),
-        (
-            "retained_policy_commitment_ids",
-            Value::from(engine.snapshot.ids()),
-        ),
-        (
-            "source_message_sha256s",
-            Value::Array(
-                messages
-                    .iter()
-                    .map(|m| Value::from(json::canonical_sha256(&m.record()).unwrap()))
-                    .collect(),
-            ),
-        ),
-        ("preserved_constraint_claims", Value::Array(all)),
-    ]);
-    json::canonical(&out).unwrap()
+    let messages: Vec<Value> = messages.iter().map(SourceMessage::record).collect();
+    json::canonical(&requests::output(engine, &messages, summary)).unwrap()
 }
 
 /// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling.
