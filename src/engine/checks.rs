@@ -113,7 +113,14 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
             let finding = Finding {
                 kind: "schema".into(),
                 field: "raw_output".into(),
-                span: Some(e.offset..e.offset),
+                // One character at the offset (none past the end), so a viewer can mark it.
+                span: Some(
+                    e.offset
+                        ..raw[e.offset.min(raw.len())..]
+                            .chars()
+                            .next()
+                            .map_or(e.offset, |c| e.offset + c.len_utf8()),
+                ),
                 message: e.to_string(),
                 ..Finding::default()
             };

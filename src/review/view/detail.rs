@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use super::text::{self, Highlight};
 use super::{detail_pane_rects, inner, Body, PaneView};
 use crate::review::app::{findings, item_anomalies, App, DetailState, Pane, RerunState};
-use crate::review::source::{CheckStatus, ItemDetail, SpanKind, Verification};
+use crate::review::source::{CheckResult, CheckStatus, ItemDetail, SpanKind, Verification};
 use crate::review::theme::{Role, Theme};
 
 fn short(sha: &str) -> String {
@@ -179,8 +179,42 @@ fn summary_lines(
             }
         })
         .collect();
+    // Every check that did not pass is named above the text, so a failure with no place in
+    // the summary (provenance, schema, a dropped id) still shows in this pane.
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let failing: Vec<&CheckResult> = item
+        .checks
+        .iter()
+        .filter(|c| matches!(c.status, CheckStatus::Fail | CheckStatus::Error))
+        .collect();
+    if !failing.is_empty() {
+        out.push(Line::styled(
+            "── not passing (see Checks) ──",
+            theme.style(Role::Dim),
+        ));
+        for check in failing {
+            let (glyph, role) = status_glyph(check.status);
+            let mut spans = vec![
+                Span::styled(format!("{glyph} {}", check.check.word()), theme.style(role)),
+                Span::raw(" "),
+            ];
+            spans.extend(text::untrusted_inline(
+                check.code.as_deref().unwrap_or(""),
+                Style::default(),
+                theme,
+            ));
+            out.extend(text::wrap(vec![Line::from(spans)], width));
+        }
+        out.push(Line::default());
+    }
+    let banner = out.len();
     let lines = text::untrusted(&item.summary_text, Style::default(), &highlights, theme);
-    let (mut out, index) = text::wrap_indexed(lines, width);
+    let (text_lines, index) = text::wrap_indexed(lines, width);
+    out.extend(text_lines);
+    let index: Vec<(usize, usize)> = index
+        .into_iter()
+        .map(|(at, line)| (at, line + banner))
+        .collect();
     if !item.summary_spans.is_empty() {
         out.push(Line::default());
         out.push(Line::styled("── highlights ──", theme.style(Role::Dim)));
