@@ -452,3 +452,19 @@ fn ingest_reports_bad_lines_and_records_the_rest() {
         .unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("2 already recorded"));
 }
+
+#[test]
+fn scan_reads_json_field_by_field_and_withholds_secret_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = r#"{"config":{"db":"postgres://admin:Sup3rS3cret!@db.internal:5432/app"},"AKIAZ7XQ3VLMNB2K4PTW":1}"#;
+    let out = cq(dir.path())
+        .args(["scan", "-"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\tconfig.db\t"), "{text}");
+    assert!(text.contains("<key 0>#key"), "{text}");
+    assert!(!text.contains("AKIA") && !text.contains("Sup3r"), "{text}");
+}

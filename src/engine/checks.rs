@@ -204,33 +204,14 @@ fn not_run_after_schema(leaks: Vec<LeafFinding>) -> Vec<CheckResult> {
 }
 
 fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut Vec<LeafFinding>) {
-    match value {
-        Value::String(text) => out.extend(scanner.scan_field(&path, text)),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                scan_leaves(scanner, item, format!("{path}[{i}]"), out);
-            }
-        }
-        Value::Object(map) => {
-            for (index, (key, item)) in map.iter().enumerate() {
-                // A key is untrusted text too: it is scanned, and named in paths only when it
-                // is a plain field name.
-                let name = if crate::json::shown_key(key).starts_with('"') {
-                    key.clone()
-                } else {
-                    format!("<key {index}>")
-                };
-                let path = if path.is_empty() {
-                    name
-                } else {
-                    format!("{path}.{name}")
-                };
-                out.extend(scanner.scan_field(&format!("{path}#key"), key));
-                scan_leaves(scanner, item, path, out);
-            }
-        }
-        _ => {}
-    }
+    value.visit_strings(&mut |at, text| {
+        let at = match (path.is_empty(), at.is_empty()) {
+            (true, _) => at.to_owned(),
+            (false, true) => path.clone(),
+            (false, false) => format!("{path}.{at}"),
+        };
+        out.extend(scanner.scan_field(&at, text));
+    });
 }
 
 fn min_length(compacted: &CompactedContext, min: i64) -> CheckResult {

@@ -96,6 +96,42 @@ impl Value {
         self.as_object().and_then(|map| map.get(key))
     }
 
+    /// Calls `visit(path, text)` for every string in the value, object keys included (as
+    /// `PATH#key`). A key that is not a plain field name is named `<key N>` in paths, since a
+    /// key from untrusted input may itself be a secret.
+    pub fn visit_strings(&self, visit: &mut dyn FnMut(&str, &str)) {
+        self.visit_at(String::new(), visit);
+    }
+
+    fn visit_at(&self, path: String, visit: &mut dyn FnMut(&str, &str)) {
+        match self {
+            Value::String(text) => visit(&path, text),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    item.visit_at(format!("{path}[{i}]"), visit);
+                }
+            }
+            Value::Object(map) => {
+                for (index, (key, item)) in map.iter().enumerate() {
+                    let plain = super::shown_key(key).starts_with('"');
+                    let name = if plain {
+                        key.clone()
+                    } else {
+                        format!("<key {index}>")
+                    };
+                    let path = if path.is_empty() {
+                        name
+                    } else {
+                        format!("{path}.{name}")
+                    };
+                    visit(&format!("{path}#key"), key);
+                    item.visit_at(path, visit);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A short name of the value's type for error messages ("string", "array", ...).
     pub fn type_name(&self) -> &'static str {
         match self {
