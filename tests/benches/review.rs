@@ -11,6 +11,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../support/requests.rs"]
+mod requests;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -20,7 +23,7 @@ use cq::cli::PolicyArgs;
 use cq::commands::check::Checker;
 use cq::commands::record::new_compaction;
 use cq::engine::GateRequest;
-use cq::json::{self, object, Value};
+use cq::json::{self, Value};
 use cq::review::app::AppOptions;
 use cq::review::headless::Headless;
 use cq::review::store_source::StoreSource;
@@ -113,94 +116,31 @@ fn build(db: &Path, n: usize) {
 fn request(i: usize, tenant: &str, task: &str, summary: &str) -> Value {
     let messages: Vec<Value> = (0..6)
         .map(|m| {
-            object([
-                ("message_id", Value::from(format!("m-{i}-{m}"))),
-                ("role", Value::from(["user", "assistant", "tool"][m % 3])),
-                (
-                    "content",
-                    Value::from(format!(
-                        "step {m} of {task}: edited src/lib.rs line {} and ran the tests; all {} passed",
-                        m * 7,
-                        40 + m
-                    )),
-                ),
-            ])
+            let content = format!(
+                "step {m} of {task}: edited src/lib.rs line {} and ran the tests; all {} passed",
+                m * 7,
+                40 + m
+            );
+            requests::message(
+                &format!("m-{i}-{m}"),
+                ["user", "assistant", "tool"][m % 3],
+                &content,
+            )
         })
         .collect();
-    let digests: Vec<Value> = messages
-        .iter()
-        .map(|m| Value::from(json::canonical_sha256(m).unwrap()))
-        .collect();
+    let engine = engine();
     let raw = if summary.is_empty() {
         "the summarizer rambled instead of answering in JSON".to_owned()
     } else {
-        json::canonical(&object([
-            ("summary_text", Value::from(summary)),
-            (
-                "retained_safety_invariant_ids",
-                Value::Array(vec![Value::from("SAFETY-1")]),
-            ),
-            (
-                "retained_policy_commitment_ids",
-                Value::Array(vec![Value::from("COMMIT-1")]),
-            ),
-            ("source_message_sha256s", Value::Array(digests)),
-            ("preserved_constraint_claims", Value::Array(claims())),
-        ]))
-        .unwrap()
+        json::canonical(&requests::output(engine, &messages, summary)).unwrap()
     };
-    object([
-        ("schema_version", Value::from("cq.request.v1")),
-        ("tenant_id", Value::from(tenant)),
-        ("task_id", Value::from(task)),
-        ("messages", Value::Array(messages)),
-        (
-            "expected_invariant_ids",
-            Value::Array(vec![Value::from("SAFETY-1")]),
-        ),
-        (
-            "expected_commitment_ids",
-            Value::Array(vec![Value::from("COMMIT-1")]),
-        ),
-        ("pinned_constraints", Value::Array(Vec::new())),
-        (
-            "summarizer",
-            object([
-                ("model_revision", Value::from("summarizer-bench-1")),
-                ("raw_output", Value::from(raw)),
-            ]),
-        ),
-    ])
+    requests::request_for(engine, tenant, task, messages, &raw)
 }
 
-/// The `seed-compatible` policy's claims (`cq policy prompt --policy seed-compatible`).
-fn claims() -> Vec<Value> {
-    let claim = |kind: &str, id: &str, record: &str, predicate_sha: &str, predicate: &str| {
-        object([
-            ("constraint_type", Value::from(kind)),
-            ("constraint_id", Value::from(id)),
-            ("canonical_record_sha256", Value::from(record)),
-            ("canonical_predicate_sha256", Value::from(predicate_sha)),
-            ("preserved_predicate", Value::from(predicate)),
-            ("status", Value::from("PRESERVED")),
-        ])
-    };
-    vec![
-        claim(
-            "INVARIANT",
-            "SAFETY-1",
-            "81425c8f06b7e016ce23c696a6a264bbeaf0953487418837f303e688ce8a413b",
-            "d5537353b11018ee5094c15dccfcf671742a0d09a7aceabdc0e138a0bed46ab6",
-            "deny(secret_disclosure)",
-        ),
-        claim(
-            "COMMITMENT",
-            "COMMIT-1",
-            "e55e745740d4ce71de0b9bb7a8429adaefde96b535f1e43734bd3073ce4b4f36",
-            "24de63700b73167c885c8da5a3fe6efb719d22d44ef0b015b471f78b93a2da84",
-            "allow(approved_tools)",
-        ),
-    ]
+/// The `seed-compatible` policy, compiled once.
+fn engine() -> &'static cq::engine::PolicyEngine {
+    static ENGINE: std::sync::OnceLock<cq::engine::PolicyEngine> = std::sync::OnceLock::new();
+    ENGINE.get_or_init(|| requests::engine("seed-compatible"))
 }
 
 /// Peak resident memory of this process, in MB (`VmHWM`).

@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use cq::audit::NamedKey;
 use cq::cli::PolicyArgs;
 use cq::commands::check::Checker;
-use cq::json::{self, object, Value};
+use cq::json::{self, Value};
 use cq::review::store_source::StoreSource;
 use cq::store::{Mode, Role, Store};
+
+#[path = "../support/requests.rs"]
+mod requests;
 
 pub const SUMMARY_KEY: &str = "AKIAQ3EGRSTUVWXY2345";
 pub const SOURCE_TOKEN: &str = "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";
@@ -39,25 +42,6 @@ pub fn policy(name: &str) -> PolicyArgs {
     }
 }
 
-fn message(id: &str, role: &str, content: &str) -> Value {
-    object([
-        ("message_id", Value::from(id)),
-        ("role", Value::from(role)),
-        ("content", Value::from(content)),
-    ])
-}
-
-fn claim(kind: &str, id: &str, record: &str, predicate_sha: &str, predicate: &str) -> Value {
-    object([
-        ("constraint_type", Value::from(kind)),
-        ("constraint_id", Value::from(id)),
-        ("canonical_record_sha256", Value::from(record)),
-        ("canonical_predicate_sha256", Value::from(predicate_sha)),
-        ("preserved_predicate", Value::from(predicate)),
-        ("status", Value::from("PRESERVED")),
-    ])
-}
-
 /// A `cq.request.v1` document whose summarizer output carries `summary` (or `raw` verbatim).
 pub fn request(
     tenant: &str,
@@ -65,75 +49,19 @@ pub fn request(
     messages: &[(&str, &str)],
     summary: Result<&str, &str>,
 ) -> Value {
+    let engine = requests::engine("seed-compatible");
     let messages: Vec<Value> = messages
         .iter()
         .enumerate()
-        .map(|(i, (role, content))| message(&format!("{task}-m{i}"), role, content))
-        .collect();
-    let digests: Vec<Value> = messages
-        .iter()
-        .map(|m| Value::from(json::canonical_sha256(m).unwrap()))
+        .map(|(i, (role, content))| requests::message(&format!("{task}-m{i}"), role, content))
         .collect();
     let raw = match summary {
-        Ok(text) => json::canonical(&object([
-            ("summary_text", Value::from(text)),
-            (
-                "retained_safety_invariant_ids",
-                Value::Array(vec![Value::from("SAFETY-1")]),
-            ),
-            (
-                "retained_policy_commitment_ids",
-                Value::Array(vec![Value::from("COMMIT-1")]),
-            ),
-            ("source_message_sha256s", Value::Array(digests)),
-            (
-                "preserved_constraint_claims",
-                Value::Array(vec![
-                    claim(
-                        "INVARIANT",
-                        "SAFETY-1",
-                        "81425c8f06b7e016ce23c696a6a264bbeaf0953487418837f303e688ce8a413b",
-                        "d5537353b11018ee5094c15dccfcf671742a0d09a7aceabdc0e138a0bed46ab6",
-                        "deny(secret_disclosure)",
-                    ),
-                    claim(
-                        "COMMITMENT",
-                        "COMMIT-1",
-                        "e55e745740d4ce71de0b9bb7a8429adaefde96b535f1e43734bd3073ce4b4f36",
-                        "24de63700b73167c885c8da5a3fe6efb719d22d44ef0b015b471f78b93a2da84",
-                        "allow(approved_tools)",
-                    ),
-                ]),
-            ),
-        ]))
-        .unwrap(),
+        Ok(text) => json::canonical(&requests::output(&engine, &messages, text)).unwrap(),
         Err(raw) => raw.to_owned(),
     };
-    object([
-        ("schema_version", Value::from("cq.request.v1")),
-        ("tenant_id", Value::from(tenant)),
-        ("task_id", Value::from(task)),
-        ("messages", Value::Array(messages)),
-        (
-            "expected_invariant_ids",
-            Value::Array(vec![Value::from("SAFETY-1")]),
-        ),
-        (
-            "expected_commitment_ids",
-            Value::Array(vec![Value::from("COMMIT-1")]),
-        ),
-        ("pinned_constraints", Value::Array(Vec::new())),
-        (
-            "summarizer",
-            object([
-                ("model_revision", Value::from("summarizer-test-1")),
-                ("raw_output", Value::from(raw)),
-            ]),
-        ),
-    ])
+    requests::request_for(&engine, tenant, task, messages, &raw)
 }
 
-/// Runs `cq check --store DB --json` on `request`; returns the compaction id.
 pub fn check(db: &Path, dir: &Path, n: usize, request: &Value, expect_accepted: bool) -> String {
     let file = dir.join(format!("request-{n}.json"));
     std::fs::write(&file, json::canonical(request).unwrap()).unwrap();

@@ -83,10 +83,21 @@ pub fn output(engine: &PolicyEngine, messages: &[Value], summary: &str) -> Value
 }
 
 pub fn request(engine: &PolicyEngine, messages: Vec<Value>, raw_output: &str) -> Value {
+    request_for(engine, "tenant-a", "task-a", messages, raw_output)
+}
+
+/// A request of one tenant and task, expecting the policy's registered ids.
+pub fn request_for(
+    engine: &PolicyEngine,
+    tenant: &str,
+    task: &str,
+    messages: Vec<Value>,
+    raw_output: &str,
+) -> Value {
     object([
         ("schema_version", Value::from("cq.request.v1")),
-        ("tenant_id", Value::from("tenant-a")),
-        ("task_id", Value::from("task-a")),
+        ("tenant_id", Value::from(tenant)),
+        ("task_id", Value::from(task)),
         ("messages", Value::Array(messages)),
         ("expected_invariant_ids", Value::from(engine.manifest.ids())),
         (
