@@ -22,6 +22,21 @@ fn cq(dir: &Path) -> Command {
     command
 }
 
+/// `cq keys generate --name NAME --dir KEYS`, which must succeed.
+fn generate_key(d: &Path, keys: &Path, name: &str) {
+    cq(d)
+        .args([
+            "keys",
+            "generate",
+            "--name",
+            name,
+            "--dir",
+            keys.to_str().unwrap(),
+        ])
+        .assert()
+        .code(0);
+}
+
 fn demo(name: &str) -> String {
     format!("{}/assets/demo/{name}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -172,17 +187,7 @@ fn user_policies_must_be_signed_by_a_trusted_key() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let keys = d.join("keys");
-    cq(d)
-        .args([
-            "keys",
-            "generate",
-            "--name",
-            "signer",
-            "--dir",
-            keys.to_str().unwrap(),
-        ])
-        .assert()
-        .code(0);
+    generate_key(d, &keys, "signer");
     let policy = d.join("p.toml");
     std::fs::write(
         &policy,
@@ -315,17 +320,7 @@ fn recorded_verdicts_are_decided_and_served_to_the_runtime() {
         .code(1);
 
     let keys = d.join("keys");
-    cq(d)
-        .args([
-            "keys",
-            "generate",
-            "--name",
-            "alice",
-            "--dir",
-            keys.to_str().unwrap(),
-        ])
-        .assert()
-        .code(0);
+    generate_key(d, &keys, "alice");
     let alice = std::fs::read_to_string(keys.join("alice.pub"))
         .unwrap()
         .trim()
