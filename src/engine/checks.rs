@@ -9,6 +9,7 @@ use super::authority::AuthorityChecker;
 use super::compacted::CompactedContext;
 use super::consistency::{
     ConsistencyChecker, ConsistencyFailure, ConsistencyReceipt, ConsistencyRequest, EvidenceSink,
+    RegistryCache,
 };
 use super::diagnose;
 use super::pinned::PinnedManifest;
@@ -35,6 +36,7 @@ pub struct CheckContext<'a> {
     pub leaf_scanner: &'a dyn LeafScanner,
     pub authority: &'a AuthorityChecker,
     pub pinned: &'a PinnedManifest,
+    pub registry_cache: Option<&'a RegistryCache>,
 }
 
 /// The checks' results and what passing ones produced.
@@ -294,6 +296,7 @@ fn consistency(
         manifest,
         snapshot,
         verifier: cx.verifier,
+        cache: cx.registry_cache,
     };
     let outcome = checker.verify(
         &ConsistencyRequest {

@@ -5,10 +5,10 @@
 //! probabilistic marker makes every predicate UNSUPPORTED. Under the `seed-compatible`
 //! grammar this is the seed test's `ConflictVerifier`, bit for bit.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
-use crate::json::{canonical_sha256, object, Value};
+use crate::json::{canonical_object, sha256_hex, write_strings, Field};
 use crate::policy::grammar::{Grammar, Segmentation};
 
 use super::pytext::{self, Normalized};
@@ -298,7 +298,8 @@ impl ClosedClauseVerifier {
             Segmentation::Sentence => sentence_segments(summary),
         }
         .ok_or_else(|| fail("the summary does not end with \".\"".into(), None))?;
-        let mut seen: Vec<String> = Vec::with_capacity(segments.len());
+        // Folded clause → its number, to name the first occurrence of a repeat.
+        let mut seen: HashMap<String, usize> = HashMap::with_capacity(segments.len());
         let mut clauses = Vec::with_capacity(segments.len());
         let total = segments.len();
         for (index, span) in segments.into_iter().enumerate() {
@@ -316,22 +317,29 @@ impl ClosedClauseVerifier {
                     Some(span),
                 ));
             }
-            let folded = pytext::casefold(&clause);
-            if let Some(first) = seen.iter().position(|c| *c == folded) {
+            // Case folding is idempotent (checked over every code point against CPython), so a
+            // clause folded above needs no second pass.
+            let folded = if self.grammar.case_fold {
+                clause.clone()
+            } else {
+                pytext::casefold(&clause)
+            };
+            if let Some(first) = seen.get(&folded) {
                 return Err(fail(
-                    format!("clause {number} of {total} repeats clause {}", first + 1),
+                    format!("clause {number} of {total} repeats clause {first}"),
                     Some(span),
                 ));
             }
+            let words: Vec<&str> = clause.split(' ').collect();
             if !self.plain.contains(&folded)
-                && !self.templates.iter().any(|t| template_matches(t, &clause))
+                && !self.templates.iter().any(|t| template_matches(t, &words))
             {
                 return Err(fail(
                     format!("clause {number} of {total} is not in the grammar"),
                     Some(span),
                 ));
             }
-            seen.push(folded);
+            seen.insert(folded, number);
             clauses.push(clause);
         }
         if clauses.is_empty() {
@@ -360,16 +368,25 @@ fn compile_template(template: &str) -> Result<Vec<Token>, GrammarError> {
         .collect()
 }
 
-fn template_matches(template: &[Token], clause: &str) -> bool {
-    let words: Vec<&str> = clause.split(' ').collect();
+fn template_matches(template: &[Token], words: &[&str]) -> bool {
     words.len() == template.len()
-        && template
-            .iter()
-            .zip(&words)
-            .all(|(token, word)| match token {
-                Token::Literal(literal) => *literal == pytext::casefold(word),
-                Token::Slot(slot) => slot.accepts(word),
-            })
+        && template.iter().zip(words).all(|(token, word)| match token {
+            Token::Literal(literal) => folds_to(word, literal),
+            Token::Slot(slot) => slot.accepts(word),
+        })
+}
+
+/// Whether `word` case-folds to `folded` (ASCII words without allocating).
+fn folds_to(word: &str, folded: &str) -> bool {
+    if word.is_ascii() {
+        word.len() == folded.len()
+            && word
+                .bytes()
+                .zip(folded.bytes())
+                .all(|(w, f)| w.to_ascii_lowercase() == f)
+    } else {
+        pytext::casefold(word) == folded
+    }
 }
 
 /// The seed's segmentation: `text.split(".")`, and the last segment must be empty. Case
@@ -438,6 +455,15 @@ impl ConflictVerifier for ClosedClauseVerifier {
             }
         }
         let clauses = parsed.as_ref().ok();
+        // Every evidence body carries the same clause population: written once.
+        let clause_population = match clauses {
+            Some(clauses) => {
+                let mut out = String::with_capacity(clauses.iter().map(|c| c.len() + 3).sum());
+                write_strings(&mut out, clauses.iter().map(String::as_str));
+                out
+            }
+            None => "null".to_owned(),
+        };
         let mut results = Vec::with_capacity(input.canonical_constraints.len());
         let mut matches = Vec::new();
         if input.canonical_constraints.len() != input.claims.len() {
@@ -474,24 +500,21 @@ impl ConflictVerifier for ClosedClauseVerifier {
             } else {
                 "UNSUPPORTED"
             };
-            let evidence = object([
-                ("constraint_type", Value::from(&constraint.constraint_type)),
-                ("constraint_id", Value::from(&constraint.constraint_id)),
-                (
-                    "predicate_sha256",
-                    Value::from(&constraint.canonical_predicate_sha256),
-                ),
-                (
-                    "summary_sha256",
-                    Value::from(input.compacted_summary_sha256),
-                ),
+            let evidence = canonical_object(&mut [
+                ("complete_clause_parse", Field::Bool(clauses.is_some())),
+                ("constraint_id", Field::Str(&constraint.constraint_id)),
+                ("constraint_type", Field::Str(&constraint.constraint_type)),
                 (
                     "parsed_clause_population",
-                    clauses.map_or(Value::Null, |c| Value::from(&c[..])),
+                    Field::Canonical(&clause_population),
                 ),
-                ("complete_clause_parse", Value::Bool(clauses.is_some())),
-                ("rule", Value::from(rule)),
-                ("status", Value::from(status)),
+                (
+                    "predicate_sha256",
+                    Field::Str(&constraint.canonical_predicate_sha256),
+                ),
+                ("rule", Field::Str(rule)),
+                ("status", Field::Str(status)),
+                ("summary_sha256", Field::Str(input.compacted_summary_sha256)),
             ]);
             results.push(ConstraintResult {
                 constraint_type: constraint.constraint_type.clone(),
@@ -501,8 +524,7 @@ impl ConflictVerifier for ClosedClauseVerifier {
                 claim_status: claim.status.clone(),
                 verification_status: status.to_owned(),
                 bounded_rule_id: rule.to_owned(),
-                evidence_sha256: canonical_sha256(&evidence)
-                    .map_err(|e| VerifierError(e.to_string()))?,
+                evidence_sha256: sha256_hex(evidence.as_bytes()),
             });
         }
         let statuses: Vec<&str> = results

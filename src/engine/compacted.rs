@@ -3,7 +3,7 @@
 //! checker must still give the seed's answer for values the schema would have refused, so
 //! enumerations stay strings here.
 
-use crate::json::{object, Value};
+use crate::json::{canonical_array, canonical_object, object_value, write_object, Field, Value};
 
 /// One untrusted claim that a registered constraint survived compaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,25 +17,33 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// The seed's `claim_body`.
-    pub fn body(&self) -> Value {
-        object([
-            ("constraint_type", Value::from(&self.constraint_type)),
-            ("constraint_id", Value::from(&self.constraint_id)),
-            (
-                "canonical_record_sha256",
-                Value::from(&self.canonical_record_sha256),
-            ),
+    /// The seed's `claim_body`, as fields.
+    pub fn fields(&self) -> [(&'static str, Field<'_>); 6] {
+        [
             (
                 "canonical_predicate_sha256",
-                Value::from(&self.canonical_predicate_sha256),
+                Field::Str(&self.canonical_predicate_sha256),
             ),
             (
-                "preserved_predicate",
-                Value::from(&self.preserved_predicate),
+                "canonical_record_sha256",
+                Field::Str(&self.canonical_record_sha256),
             ),
-            ("status", Value::from(&self.status)),
-        ])
+            ("constraint_id", Field::Str(&self.constraint_id)),
+            ("constraint_type", Field::Str(&self.constraint_type)),
+            ("preserved_predicate", Field::Str(&self.preserved_predicate)),
+            ("status", Field::Str(&self.status)),
+        ]
+    }
+
+    /// The seed's `claim_body`.
+    pub fn body(&self) -> Value {
+        object_value(&self.fields())
+    }
+
+    /// The canonical text of a claim population, in the order given.
+    pub fn population<'c>(claims: impl IntoIterator<Item = &'c Claim>) -> String {
+        let claims: Vec<&Claim> = claims.into_iter().collect();
+        canonical_array(&claims, |out, claim| write_object(out, &mut claim.fields()))
     }
 
     pub fn key(&self) -> (String, String) {
@@ -54,31 +62,25 @@ pub struct CompactedContext {
 }
 
 impl CompactedContext {
-    /// The seed's `model_dump()`: the five fields as a JSON object.
-    pub fn to_value(&self) -> Value {
-        object([
-            ("summary_text", Value::from(&self.summary_text)),
-            (
-                "retained_safety_invariant_ids",
-                Value::from(&self.retained_safety_invariant_ids[..]),
-            ),
+    /// The canonical text of the seed's `model_dump()` (the five fields as a JSON object),
+    /// written directly.
+    pub fn canonical(&self) -> String {
+        let claims = Claim::population(&self.preserved_constraint_claims);
+        canonical_object(&mut [
+            ("preserved_constraint_claims", Field::Canonical(&claims)),
             (
                 "retained_policy_commitment_ids",
-                Value::from(&self.retained_policy_commitment_ids[..]),
+                Field::Strs(&self.retained_policy_commitment_ids),
+            ),
+            (
+                "retained_safety_invariant_ids",
+                Field::Strs(&self.retained_safety_invariant_ids),
             ),
             (
                 "source_message_sha256s",
-                Value::from(&self.source_message_sha256s[..]),
+                Field::Strs(&self.source_message_sha256s),
             ),
-            (
-                "preserved_constraint_claims",
-                Value::Array(
-                    self.preserved_constraint_claims
-                        .iter()
-                        .map(Claim::body)
-                        .collect(),
-                ),
-            ),
+            ("summary_text", Field::Str(&self.summary_text)),
         ])
     }
 }

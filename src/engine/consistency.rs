@@ -5,35 +5,40 @@
 //! (`aidefend.compaction-consistency-receipt.v3`) into append-only evidence.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 
-use crate::json::{canonical, canonical_sha256, object, sha256_hex, Value};
+use crate::json::{
+    canonical_array, canonical_object, canonical_str, sha256_hex, write_object, Field,
+};
 
 use super::compacted::{Claim, CompactedContext};
 use super::registry::{RecordKind, RecordSet};
 use super::verifier::{
-    derive_outcome, CanonicalConstraint, ConflictVerification, ConflictVerifier, VerifierInput,
+    derive_outcome, CanonicalConstraint, ConflictVerification, ConflictVerifier, ConstraintResult,
+    VerifierInput,
 };
 
-/// Where the consistency receipt is appended and read back from.
+/// Where the consistency receipt is appended and read back from. Bodies travel as their
+/// canonical JSON text; the id is the SHA-256 of that text.
 pub trait EvidenceSink {
-    fn append(&mut self, body: &Value) -> Result<String, String>;
-    fn read(&self, id: &str) -> Result<Value, String>;
+    fn append(&mut self, canonical_body: &str) -> Result<String, String>;
+    fn read(&self, id: &str) -> Result<String, String>;
 }
 
 /// Evidence kept in memory, keyed by the body's canonical digest.
 #[derive(Debug, Default)]
 pub struct MemoryEvidence {
-    pub bodies: BTreeMap<String, Value>,
+    pub bodies: BTreeMap<String, String>,
 }
 
 impl EvidenceSink for MemoryEvidence {
-    fn append(&mut self, body: &Value) -> Result<String, String> {
-        let id = canonical_sha256(body).map_err(|e| e.to_string())?;
-        self.bodies.insert(id.clone(), body.clone());
+    fn append(&mut self, canonical_body: &str) -> Result<String, String> {
+        let id = sha256_hex(canonical_body.as_bytes());
+        self.bodies.insert(id.clone(), canonical_body.to_owned());
         Ok(id)
     }
 
-    fn read(&self, id: &str) -> Result<Value, String> {
+    fn read(&self, id: &str) -> Result<String, String> {
         self.bodies
             .get(id)
             .cloned()
@@ -58,7 +63,8 @@ pub struct ConsistencyReceipt {
     pub receipt_sha256: String,
     pub invariant_ids: Vec<String>,
     pub commitment_ids: Vec<String>,
-    pub body: Value,
+    /// The receipt body's canonical JSON text.
+    pub body: String,
     pub rendered_canonical_policy_block: String,
     pub rendered_policy_sha256: String,
 }
@@ -96,8 +102,9 @@ fn finding(message: impl Into<String>) -> ConsistencyFailure {
 pub struct ConsistencyOutcome {
     pub result: Result<ConsistencyReceipt, ConsistencyFailure>,
     pub verification: Option<ConflictVerification>,
-    /// Consistency receipt bodies appended to evidence (also when readback failed).
-    pub evidence_appended: Vec<Value>,
+    /// Consistency receipt bodies (canonical text) appended to evidence, also when readback
+    /// failed.
+    pub evidence_appended: Vec<String>,
 }
 
 /// The seed's exact checker over a manifest, a snapshot, a verifier and an evidence sink.
@@ -105,12 +112,90 @@ pub struct ConsistencyChecker<'a> {
     pub manifest: &'a RecordSet,
     pub snapshot: &'a RecordSet,
     pub verifier: &'a dyn ConflictVerifier,
+    /// Registries verified by earlier calls, to skip re-deriving their digests (`None`
+    /// re-derives everything on every call, as the seed does).
+    pub cache: Option<&'a RegistryCache>,
 }
 
-type Key = (String, String);
+/// What the checker derives from the registries alone.
+#[derive(Debug)]
+struct Registered {
+    constraints: Vec<CanonicalConstraint>,
+    rendered_policy_block: String,
+    /// The block as a JSON string, as the receipt body carries it.
+    rendered_policy_block_json: String,
+    rendered_policy_sha256: String,
+}
 
-fn key_text((kind, id): &Key) -> String {
+/// Registries whose digests were verified, with what was derived from them: a policy's
+/// registries are the same on every call, and re-hashing them is most of a check's fixed
+/// cost. An entry is reused only when the manifest, the snapshot and the policy digest are
+/// equal, field for field, to the ones verified, so the answer is the one a full re-derivation
+/// gives; anything else is verified from scratch and, when it passes, replaces the entry.
+#[derive(Debug, Default)]
+pub struct RegistryCache {
+    verified: Mutex<Option<VerifiedRegistries>>,
+}
+
+#[derive(Debug)]
+struct VerifiedRegistries {
+    manifest: RecordSet,
+    snapshot: RecordSet,
+    policy_sha256: String,
+    registered: Arc<Registered>,
+}
+
+impl RegistryCache {
+    fn get(
+        &self,
+        manifest: &RecordSet,
+        snapshot: &RecordSet,
+        policy: &str,
+    ) -> Option<Arc<Registered>> {
+        let verified = self.verified.lock().ok()?;
+        verified
+            .as_ref()
+            .filter(|v| {
+                v.policy_sha256 == policy && v.manifest == *manifest && v.snapshot == *snapshot
+            })
+            .map(|v| Arc::clone(&v.registered))
+    }
+
+    fn put(
+        &self,
+        manifest: &RecordSet,
+        snapshot: &RecordSet,
+        policy: &str,
+        registered: &Arc<Registered>,
+    ) {
+        if let Ok(mut verified) = self.verified.lock() {
+            *verified = Some(VerifiedRegistries {
+                manifest: manifest.clone(),
+                snapshot: snapshot.clone(),
+                policy_sha256: policy.to_owned(),
+                registered: Arc::clone(registered),
+            });
+        }
+    }
+}
+
+/// A constraint's `(constraint_type, constraint_id)`.
+type Key<'a> = (&'a str, &'a str);
+
+fn key_text((kind, id): Key<'_>) -> String {
     format!("('{kind}', '{id}')")
+}
+
+fn constraint_key(c: &CanonicalConstraint) -> Key<'_> {
+    (&c.constraint_type, &c.constraint_id)
+}
+
+fn claim_key(c: &Claim) -> Key<'_> {
+    (&c.constraint_type, &c.constraint_id)
+}
+
+fn result_key(r: &ConstraintResult) -> Key<'_> {
+    (&r.constraint_type, &r.constraint_id)
 }
 
 impl ConsistencyChecker<'_> {
@@ -144,13 +229,12 @@ impl ConsistencyChecker<'_> {
                     || r.canonical_text.is_empty()
                     || r.canonical_predicate.is_empty()
                     || r.record_revision < 1
-                    || canonical_sha256(&r.body(set.kind)).ok().as_deref()
-                        != Some(r.record_sha256.as_str())
+                    || r.body_sha256(set.kind) != r.record_sha256
             });
         if broken {
             return Err(error(what));
         }
-        if canonical_sha256(&set.body(policy_sha256)).ok().as_deref() != Some(set.digest.as_str()) {
+        if set.body_sha256(policy_sha256) != set.digest {
             return Err(error(match set.kind {
                 RecordKind::Invariant => "invariant manifest digest differs",
                 RecordKind::Commitment => "commitment snapshot digest differs",
@@ -159,17 +243,41 @@ impl ConsistencyChecker<'_> {
         Ok(())
     }
 
+    /// The registries' digests re-derived (or found verified in the cache), and what the
+    /// checker derives from them alone.
+    fn registered(&self, policy_sha256: &str) -> Result<Arc<Registered>, ConsistencyFailure> {
+        let cached = self
+            .cache
+            .and_then(|cache| cache.get(self.manifest, self.snapshot, policy_sha256));
+        if let Some(registered) = cached {
+            return Ok(registered);
+        }
+        self.check_set(self.manifest, policy_sha256)?;
+        self.check_set(self.snapshot, policy_sha256)?;
+        let constraints = self.canonical_constraints();
+        let rendered_policy_block = self.policy_block(policy_sha256, &constraints);
+        let registered = Arc::new(Registered {
+            rendered_policy_sha256: sha256_hex(rendered_policy_block.as_bytes()),
+            rendered_policy_block_json: canonical_str(&rendered_policy_block),
+            rendered_policy_block,
+            constraints,
+        });
+        if let Some(cache) = self.cache {
+            cache.put(self.manifest, self.snapshot, policy_sha256, &registered);
+        }
+        Ok(registered)
+    }
+
     fn run(
         &self,
         request: &ConsistencyRequest<'_>,
         evidence: &mut dyn EvidenceSink,
         verification_out: &mut Option<ConflictVerification>,
-        appended: &mut Vec<Value>,
+        appended: &mut Vec<String>,
     ) -> Result<ConsistencyReceipt, ConsistencyFailure> {
         let policy_sha256 = request.policy_sha256;
         let compacted = request.compacted;
-        self.check_set(self.manifest, policy_sha256)?;
-        self.check_set(self.snapshot, policy_sha256)?;
+        let registered = self.registered(policy_sha256)?;
         let invariant_ids = self.manifest.ids();
         let commitment_ids = self.snapshot.ids();
         if invariant_ids != request.expected_invariant_ids
@@ -180,11 +288,14 @@ impl ConsistencyChecker<'_> {
             return Err(finding("retained constraint-ID population differs"));
         }
 
-        let canonical_constraints = self.canonical_constraints();
-        let expected_by_key: BTreeMap<Key, &CanonicalConstraint> =
-            canonical_constraints.iter().map(|c| (c.key(), c)).collect();
+        let canonical_constraints = &registered.constraints;
+        let expected_by_key: BTreeMap<Key<'_>, &CanonicalConstraint> = canonical_constraints
+            .iter()
+            .map(|c| (constraint_key(c), c))
+            .collect();
         let claims = &compacted.preserved_constraint_claims;
-        let observed: BTreeMap<Key, &Claim> = claims.iter().map(|c| (c.key(), c)).collect();
+        let observed: BTreeMap<Key<'_>, &Claim> =
+            claims.iter().map(|c| (claim_key(c), c)).collect();
         if observed.len() != claims.len() {
             return Err(finding("constraint claim population is duplicated"));
         }
@@ -198,15 +309,15 @@ impl ConsistencyChecker<'_> {
                 "constraint claim population is incomplete",
             ));
         }
-        for expected in &canonical_constraints {
-            let claim = observed[&expected.key()];
+        for expected in canonical_constraints {
+            let claim = observed[&constraint_key(expected)];
             if claim.canonical_record_sha256 != expected.canonical_record_sha256
                 || claim.canonical_predicate_sha256 != expected.canonical_predicate_sha256
                 || claim.preserved_predicate != expected.canonical_predicate
             {
                 return Err(finding(format!(
                     "constraint claim digest or predicate differs: {}",
-                    key_text(&expected.key())
+                    key_text(constraint_key(expected))
                 )));
             }
         }
@@ -224,24 +335,24 @@ impl ConsistencyChecker<'_> {
             return Err(error("constraint claim status is invalid"));
         }
 
-        let ordered_claims: Vec<Claim> = canonical_constraints
+        let ordered_claims: Vec<&Claim> = canonical_constraints
             .iter()
-            .map(|c| observed[&c.key()].clone())
+            .map(|c| observed[&constraint_key(c)])
             .collect();
-        let claim_population = Value::Array(ordered_claims.iter().map(Claim::body).collect());
-        let claim_population_sha256 = digest(&claim_population)?;
-        let policy_block = self.policy_block(policy_sha256, &canonical_constraints);
-        let rendered_policy_block = canonical(&policy_block).map_err(|e| error(e.to_string()))?;
-        let rendered_policy_sha256 = sha256_hex(rendered_policy_block.as_bytes());
-        let compacted_output_sha256 = digest(&compacted.to_value())?;
-        let compacted_summary_sha256 = digest(&Value::from(&compacted.summary_text))?;
+        let claim_population_sha256 =
+            sha256_hex(Claim::population(ordered_claims.iter().copied()).as_bytes());
+        let rendered_policy_block = &registered.rendered_policy_block;
+        let rendered_policy_sha256 = &registered.rendered_policy_sha256;
+        let compacted_output_sha256 = sha256_hex(compacted.canonical().as_bytes());
+        let compacted_summary_sha256 =
+            sha256_hex(canonical_str(&compacted.summary_text).as_bytes());
 
         let input = VerifierInput {
             summary_text: &compacted.summary_text,
-            canonical_constraints: &canonical_constraints,
+            canonical_constraints,
             claims: &ordered_claims,
-            rendered_canonical_policy_block: &rendered_policy_block,
-            rendered_policy_sha256: &rendered_policy_sha256,
+            rendered_canonical_policy_block: rendered_policy_block,
+            rendered_policy_sha256,
             compacted_summary_sha256: &compacted_summary_sha256,
             claim_population_sha256: &claim_population_sha256,
         };
@@ -249,11 +360,11 @@ impl ConsistencyChecker<'_> {
             .verifier
             .verify(&input)
             .map_err(|e| error(e.to_string()))?;
-        *verification_out = Some(verification.clone());
+        let verification = &*verification_out.insert(verification);
 
-        let result_keys: Vec<Key> = verification.results.iter().map(|r| r.key()).collect();
-        let result_key_set: BTreeSet<&Key> = result_keys.iter().collect();
-        let expected_key_set: BTreeSet<&Key> = expected_by_key.keys().collect();
+        let result_keys: Vec<Key<'_>> = verification.results.iter().map(result_key).collect();
+        let result_key_set: BTreeSet<&Key<'_>> = result_keys.iter().collect();
+        let expected_key_set: BTreeSet<&Key<'_>> = expected_by_key.keys().collect();
         if result_key_set.len() != result_keys.len()
             || result_key_set != expected_key_set
             || verification.claim_count != ordered_claims.len() as i64
@@ -262,10 +373,13 @@ impl ConsistencyChecker<'_> {
         {
             return Err(error("verifier claim/result population binding differs"));
         }
-        let results_by_key: BTreeMap<&Key, _> =
-            result_keys.iter().zip(&verification.results).collect();
-        for expected in &canonical_constraints {
-            let key = expected.key();
+        let results_by_key: BTreeMap<Key<'_>, &ConstraintResult> = result_keys
+            .iter()
+            .copied()
+            .zip(&verification.results)
+            .collect();
+        for expected in canonical_constraints {
+            let key = constraint_key(expected);
             let result = results_by_key[&key];
             let claim = observed[&key];
             if result.canonical_record_sha256 != expected.canonical_record_sha256
@@ -276,16 +390,16 @@ impl ConsistencyChecker<'_> {
             {
                 return Err(error(format!(
                     "per-constraint verifier evidence differs: {}",
-                    key_text(&key)
+                    key_text(key)
                 )));
             }
         }
-        let ordered_results: Vec<_> = canonical_constraints
+        let ordered_results: Vec<&ConstraintResult> = canonical_constraints
             .iter()
-            .map(|c| results_by_key[&c.key()])
+            .map(|c| results_by_key[&constraint_key(c)])
             .collect();
-        let result_population: Vec<Value> = ordered_results.iter().map(|r| r.body()).collect();
-        let result_population_sha256 = digest(&Value::Array(result_population.clone()))?;
+        let result_population = ConstraintResult::population(ordered_results.iter().copied());
+        let result_population_sha256 = sha256_hex(result_population.as_bytes());
         if verification.result_population_sha256 != result_population_sha256 {
             return Err(error("verifier result root differs"));
         }
@@ -297,16 +411,16 @@ impl ConsistencyChecker<'_> {
                 .map(|r| r.verification_status.as_str()),
             probabilistic,
         );
-        let body = verification.body(result_population);
+        let body_sha256 = sha256_hex(verification.canonical_body(&result_population).as_bytes());
         if (
             verification.outcome.as_str(),
             verification.finding_status.as_str(),
         ) != derived
             || verification.verifier_version.is_empty()
             || verification.verifier_artifact_sha256.chars().count() != 64
-            || verification.rendered_policy_sha256 != rendered_policy_sha256
+            || verification.rendered_policy_sha256 != *rendered_policy_sha256
             || verification.compacted_summary_sha256 != compacted_summary_sha256
-            || canonical_sha256(&body).ok().as_deref() != Some(verification.receipt_sha256.as_str())
+            || body_sha256 != verification.receipt_sha256
         {
             return Err(error("conflict-verifier receipt differs"));
         }
@@ -325,71 +439,68 @@ impl ConsistencyChecker<'_> {
             ));
         }
 
-        let receipt_body = object([
+        let receipt_body = canonical_object(&mut [
+            ("claim_count", Field::Int(ordered_claims.len() as i64)),
             (
-                "schema_version",
-                Value::from("aidefend.compaction-consistency-receipt.v3"),
-            ),
-            ("tenant_id", Value::from(request.tenant_id)),
-            ("task_id", Value::from(request.task_id)),
-            ("policy_sha256", Value::from(policy_sha256)),
-            (
-                "invariant_manifest_sha256",
-                Value::from(&self.manifest.digest),
+                "claim_population_sha256",
+                Field::Str(&claim_population_sha256),
             ),
             (
                 "commitment_snapshot_sha256",
-                Value::from(&self.snapshot.digest),
-            ),
-            (
-                "rendered_canonical_policy_block",
-                Value::from(&rendered_policy_block),
-            ),
-            (
-                "rendered_policy_sha256",
-                Value::from(&rendered_policy_sha256),
+                Field::Str(&self.snapshot.digest),
             ),
             (
                 "compacted_output_sha256",
-                Value::from(&compacted_output_sha256),
+                Field::Str(&compacted_output_sha256),
             ),
             (
                 "compacted_summary_sha256",
-                Value::from(&compacted_summary_sha256),
-            ),
-            (
-                "claim_population_sha256",
-                Value::from(&claim_population_sha256),
-            ),
-            ("claim_count", Value::from(ordered_claims.len())),
-            (
-                "result_population_sha256",
-                Value::from(&result_population_sha256),
-            ),
-            ("result_count", Value::from(ordered_results.len())),
-            (
-                "conflict_verifier_version",
-                Value::from(&verification.verifier_version),
+                Field::Str(&compacted_summary_sha256),
             ),
             (
                 "conflict_verifier_artifact_sha256",
-                Value::from(&verification.verifier_artifact_sha256),
+                Field::Str(&verification.verifier_artifact_sha256),
             ),
             (
                 "conflict_verifier_receipt_sha256",
-                Value::from(&verification.receipt_sha256),
+                Field::Str(&verification.receipt_sha256),
+            ),
+            (
+                "conflict_verifier_version",
+                Field::Str(&verification.verifier_version),
+            ),
+            (
+                "invariant_manifest_sha256",
+                Field::Str(&self.manifest.digest),
+            ),
+            ("policy_sha256", Field::Str(policy_sha256)),
+            (
+                "rendered_canonical_policy_block",
+                Field::Canonical(&registered.rendered_policy_block_json),
+            ),
+            ("rendered_policy_sha256", Field::Str(rendered_policy_sha256)),
+            ("result_count", Field::Int(ordered_results.len() as i64)),
+            (
+                "result_population_sha256",
+                Field::Str(&result_population_sha256),
+            ),
+            (
+                "schema_version",
+                Field::Str("aidefend.compaction-consistency-receipt.v3"),
             ),
             (
                 "semantic_assurance",
-                Value::from("COMPLETE_DETERMINISTIC_BOUNDED_RULES_NOT_FREE_TEXT_EQUIVALENCE"),
+                Field::Str("COMPLETE_DETERMINISTIC_BOUNDED_RULES_NOT_FREE_TEXT_EQUIVALENCE"),
             ),
+            ("task_id", Field::Str(request.task_id)),
+            ("tenant_id", Field::Str(request.tenant_id)),
         ]);
-        let receipt_sha256 = digest(&receipt_body)?;
+        let receipt_sha256 = sha256_hex(receipt_body.as_bytes());
         appended.push(receipt_body.clone());
         let evidence_id = evidence.append(&receipt_body);
         let readback = evidence_id.as_ref().ok().map(|id| evidence.read(id));
         if evidence_id.as_deref() != Ok(receipt_sha256.as_str())
-            || !matches!(readback, Some(Ok(ref v)) if *v == receipt_body)
+            || !matches!(readback, Some(Ok(ref text)) if *text == receipt_body)
         {
             return Err(error("consistency evidence readback differs"));
         }
@@ -398,8 +509,8 @@ impl ConsistencyChecker<'_> {
             invariant_ids,
             commitment_ids,
             body: receipt_body,
-            rendered_canonical_policy_block: rendered_policy_block,
-            rendered_policy_sha256,
+            rendered_canonical_policy_block: rendered_policy_block.clone(),
+            rendered_policy_sha256: rendered_policy_sha256.clone(),
         })
     }
 
@@ -420,45 +531,129 @@ impl ConsistencyChecker<'_> {
             .collect()
     }
 
-    fn policy_block(&self, policy_sha256: &str, constraints: &[CanonicalConstraint]) -> Value {
-        let constraints = constraints
-            .iter()
-            .map(|c| {
-                object([
-                    ("constraint_type", Value::from(&c.constraint_type)),
-                    ("constraint_id", Value::from(&c.constraint_id)),
-                    ("canonical_text", Value::from(&c.canonical_text)),
-                    ("canonical_predicate", Value::from(&c.canonical_predicate)),
+    /// The canonical text of the seed's rehydrated policy block.
+    fn policy_block(&self, policy_sha256: &str, constraints: &[CanonicalConstraint]) -> String {
+        let constraints = canonical_array(constraints, |out, c| {
+            write_object(
+                out,
+                &mut [
+                    ("constraint_type", Field::Str(&c.constraint_type)),
+                    ("constraint_id", Field::Str(&c.constraint_id)),
+                    ("canonical_text", Field::Str(&c.canonical_text)),
+                    ("canonical_predicate", Field::Str(&c.canonical_predicate)),
                     (
                         "canonical_record_sha256",
-                        Value::from(&c.canonical_record_sha256),
+                        Field::Str(&c.canonical_record_sha256),
                     ),
                     (
                         "canonical_predicate_sha256",
-                        Value::from(&c.canonical_predicate_sha256),
+                        Field::Str(&c.canonical_predicate_sha256),
                     ),
-                ])
-            })
-            .collect();
-        object([
-            (
-                "schema_version",
-                Value::from("aidefend.rehydrated-policy-block.v3"),
-            ),
-            ("policy_sha256", Value::from(policy_sha256)),
-            (
-                "invariant_manifest_sha256",
-                Value::from(&self.manifest.digest),
-            ),
+                ],
+            )
+        });
+        canonical_object(&mut [
             (
                 "commitment_snapshot_sha256",
-                Value::from(&self.snapshot.digest),
+                Field::Str(&self.snapshot.digest),
             ),
-            ("constraints", Value::Array(constraints)),
+            ("constraints", Field::Canonical(&constraints)),
+            (
+                "invariant_manifest_sha256",
+                Field::Str(&self.manifest.digest),
+            ),
+            ("policy_sha256", Field::Str(policy_sha256)),
+            (
+                "schema_version",
+                Field::Str("aidefend.rehydrated-policy-block.v3"),
+            ),
         ])
     }
 }
 
-fn digest(value: &Value) -> Result<String, ConsistencyFailure> {
-    canonical_sha256(value).map_err(|e| error(e.to_string()))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::registry::ConstraintRecord;
+    use crate::engine::verifier::VerifierError;
+
+    struct Unreachable;
+
+    impl ConflictVerifier for Unreachable {
+        fn verify(&self, _: &VerifierInput<'_>) -> Result<ConflictVerification, VerifierError> {
+            Err(VerifierError("not reached in these tests".into()))
+        }
+    }
+
+    fn set(kind: RecordKind, policy: &str, id: &str) -> RecordSet {
+        let record = ConstraintRecord::sealed(kind, id, "Never do it.", "deny(it)", 1);
+        RecordSet::sealed(kind, policy, 1, vec![record])
+    }
+
+    /// The message of the first failure: with no claims, a call whose registries verify
+    /// stops at the id population.
+    fn first_failure(manifest: &RecordSet, snapshot: &RecordSet, cache: &RegistryCache) -> String {
+        let compacted = CompactedContext {
+            summary_text: String::new(),
+            retained_safety_invariant_ids: Vec::new(),
+            retained_policy_commitment_ids: Vec::new(),
+            source_message_sha256s: Vec::new(),
+            preserved_constraint_claims: Vec::new(),
+        };
+        let checker = ConsistencyChecker {
+            manifest,
+            snapshot,
+            verifier: &Unreachable,
+            cache: Some(cache),
+        };
+        let request = ConsistencyRequest {
+            tenant_id: "t",
+            task_id: "k",
+            policy_sha256: &manifest.policy_sha256,
+            compacted: &compacted,
+            expected_invariant_ids: &[],
+            expected_commitment_ids: &[],
+        };
+        match checker
+            .verify(&request, &mut MemoryEvidence::default())
+            .result
+        {
+            Err(failure) => failure.message,
+            Ok(_) => "passed".into(),
+        }
+    }
+
+    #[test]
+    fn registries_changed_after_they_were_verified_are_verified_again() {
+        let policy = "a".repeat(64);
+        let manifest = set(RecordKind::Invariant, &policy, "SAFETY-1");
+        let snapshot = set(RecordKind::Commitment, &policy, "COMMIT-1");
+        let cache = RegistryCache::default();
+        let past_registries = "retained constraint-ID population differs";
+        assert_eq!(first_failure(&manifest, &snapshot, &cache), past_registries);
+        assert!(cache.get(&manifest, &snapshot, &policy).is_some());
+
+        let mut text = manifest.clone();
+        text.records[0].canonical_text = "Always do it.".into();
+        assert_eq!(
+            first_failure(&text, &snapshot, &cache),
+            "verified invariant registry content differs"
+        );
+        let mut digest = snapshot.clone();
+        digest.digest = "0".repeat(64);
+        assert_eq!(
+            first_failure(&manifest, &digest, &cache),
+            "commitment snapshot digest differs"
+        );
+        let mut revision = manifest.clone();
+        revision.revision = 0;
+        assert_eq!(
+            first_failure(&revision, &snapshot, &cache),
+            "verified invariant registry content differs"
+        );
+        // The verified registries are still served from the cache, and only they are.
+        assert_eq!(first_failure(&manifest, &snapshot, &cache), past_registries);
+        assert!(cache.get(&text, &snapshot, &policy).is_none());
+        assert!(cache.get(&manifest, &snapshot, &"b".repeat(64)).is_none());
+    }
 }

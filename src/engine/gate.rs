@@ -8,7 +8,7 @@ use crate::json::{canonical_sha256, object, Limits, Value};
 
 use super::authority::AuthorityChecker;
 use super::checks::{self, digest_or_empty, CheckContext};
-use super::consistency::EvidenceSink;
+use super::consistency::{EvidenceSink, RegistryCache};
 use super::pinned::PinnedManifest;
 use super::registry::RecordSet;
 use super::report::{CheckResult, Report};
@@ -101,6 +101,8 @@ pub struct Gate<'a> {
     pub scanner: &'a dyn CompactionScanner,
     pub leaf_scanner: &'a dyn LeafScanner,
     pub authority: &'a AuthorityChecker,
+    /// Registries verified by earlier calls (see `RegistryCache`); `None` re-derives them.
+    pub registry_cache: Option<&'a RegistryCache>,
 }
 
 fn validate_policy(policy: &CompactionPolicy) -> Result<(), Refusal> {
@@ -209,6 +211,7 @@ impl Gate<'_> {
             leaf_scanner: self.leaf_scanner,
             authority: self.authority,
             pinned: &pinned,
+            registry_cache: self.registry_cache,
         };
         let mut evaluation = checks::evaluate(&cx, evidence);
         let population_sha256 = digest_or_empty(&Value::from(&sources[..]));

@@ -8,7 +8,7 @@ use crate::policy::{PinnedConstraint, Policy};
 
 use super::authority::AuthorityChecker;
 use super::clause::ClosedClauseVerifier;
-use super::consistency::MemoryEvidence;
+use super::consistency::{MemoryEvidence, RegistryCache};
 use super::gate::{
     AuditSink, CompactionPolicy, ContextMessage, Gate, GateOutcome, PolicySource, RenderInput,
     UNTRUSTED_MARKER,
@@ -34,6 +34,8 @@ pub struct PolicyEngine {
     pub verifier: ClosedClauseVerifier,
     pub authority: AuthorityChecker,
     pub scan_policy: VerifiedScanPolicy,
+    /// This policy's registries once verified, so later calls skip re-hashing them.
+    pub registry_cache: RegistryCache,
 }
 
 fn record_set(
@@ -94,6 +96,7 @@ impl PolicyEngine {
             authority,
             scan_policy,
             policy,
+            registry_cache: RegistryCache::default(),
         })
     }
 
@@ -115,6 +118,7 @@ impl PolicyEngine {
             scanner: &scanner,
             leaf_scanner,
             authority: &self.authority,
+            registry_cache: Some(&self.registry_cache),
         };
         gate.run(request, &mut MemoryEvidence::default(), audit)
     }

@@ -142,6 +142,9 @@ fn push_casefold(out: &mut String, c: char) {
 
 /// Python's `text.casefold()`.
 pub fn casefold(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_casefold(&mut out, c);
@@ -151,10 +154,14 @@ pub fn casefold(text: &str) -> String {
 
 /// Python's `" ".join(text.split())`.
 pub fn collapse_whitespace(text: &str) -> String {
-    text.split(is_space)
-        .filter(|word| !word.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(text.len());
+    for word in text.split(is_space).filter(|word| !word.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// `" ".join(text.casefold().split())` with disagreeing characters replaced by stand-ins
@@ -172,10 +179,35 @@ impl Normalized {
         let mut text = String::with_capacity(source.len());
         let mut origin = Vec::with_capacity(source.len());
         let mut pending_space: Option<usize> = None;
-        for (at, c) in source.char_indices() {
+        let bytes = source.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let byte = bytes[at];
+            if byte.is_ascii() {
+                // The ASCII path of the loop below, without decoding a character.
+                if matches!(byte, b'\t'..=b'\r' | 0x1c..=0x1f | b' ') {
+                    if !text.is_empty() && pending_space.is_none() {
+                        pending_space = Some(at);
+                    }
+                } else {
+                    if let Some(space_at) = pending_space.take() {
+                        text.push(' ');
+                        origin.push(space_at);
+                    }
+                    text.push(char::from(byte.to_ascii_lowercase()));
+                    origin.push(at);
+                }
+                at += 1;
+                continue;
+            }
+            let Some(c) = source[at..].chars().next() else {
+                break;
+            };
+            let start = at;
+            at += c.len_utf8();
             if is_space(c) {
                 if !text.is_empty() && pending_space.is_none() {
-                    pending_space = Some(at);
+                    pending_space = Some(start);
                 }
                 continue;
             }
@@ -183,24 +215,19 @@ impl Normalized {
                 text.push(' ');
                 origin.push(space_at);
             }
-            if c.is_ascii() {
-                text.push(c.to_ascii_lowercase());
-                origin.push(at);
-                continue;
-            }
             let fold = &tables().fold;
             match fold.binary_search_by_key(&c, |(k, _)| *k) {
                 Ok(index) => {
                     for f in fold[index].1.chars() {
                         let f = agreeing(f);
                         text.push(f);
-                        origin.resize(origin.len() + f.len_utf8(), at);
+                        origin.resize(origin.len() + f.len_utf8(), start);
                     }
                 }
                 Err(_) => {
                     let f = agreeing(c);
                     text.push(f);
-                    origin.resize(origin.len() + f.len_utf8(), at);
+                    origin.resize(origin.len() + f.len_utf8(), start);
                 }
             }
         }
@@ -305,6 +332,15 @@ fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<()
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn case_folding_is_idempotent_for_every_code_point() {
+        // The clause parser relies on this to fold a clause once.
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let once = casefold(&c.to_string());
+            assert_eq!(casefold(&once), once, "U+{:04X}", c as u32);
+        }
+    }
+
     use super::*;
 
     #[test]

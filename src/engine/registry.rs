@@ -2,7 +2,7 @@
 //! digests. The policy builds them; the checker re-derives every digest and refuses any that
 //! differ, exactly as the seed does.
 
-use crate::json::{canonical_sha256, object, Value};
+use crate::json::{canonical_array, canonical_object, sha256_hex, write_object, Field};
 
 /// A registered invariant or commitment record. `kind` says which.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,17 +52,19 @@ impl RecordKind {
 }
 
 impl ConstraintRecord {
-    /// The seed's `invariant_body` / `commitment_body`.
-    pub fn body(&self, kind: RecordKind) -> Value {
-        object([
-            (kind.id_field(), Value::from(&self.id)),
-            ("canonical_text", Value::from(&self.canonical_text)),
-            (
-                "canonical_predicate",
-                Value::from(&self.canonical_predicate),
-            ),
-            ("record_revision", Value::from(self.record_revision)),
-        ])
+    /// The seed's `invariant_body` / `commitment_body`, as fields.
+    fn fields(&self, kind: RecordKind) -> [(&'static str, Field<'_>); 4] {
+        [
+            (kind.id_field(), Field::Str(&self.id)),
+            ("canonical_text", Field::Str(&self.canonical_text)),
+            ("canonical_predicate", Field::Str(&self.canonical_predicate)),
+            ("record_revision", Field::Int(self.record_revision)),
+        ]
+    }
+
+    /// The canonical SHA-256 of the body: what `record_sha256` must be.
+    pub fn body_sha256(&self, kind: RecordKind) -> String {
+        sha256_hex(canonical_object(&mut self.fields(kind)).as_bytes())
     }
 
     /// A record with its `record_sha256` computed from its body.
@@ -74,7 +76,7 @@ impl ConstraintRecord {
             record_revision: revision,
             record_sha256: String::new(),
         };
-        record.record_sha256 = canonical_sha256(&record.body(kind)).unwrap_or_default();
+        record.record_sha256 = record.body_sha256(kind);
         record
     }
 }
@@ -90,25 +92,28 @@ pub struct RecordSet {
 }
 
 impl RecordSet {
-    /// The body whose canonical SHA-256 is the manifest (or snapshot) digest.
-    pub fn body(&self, policy_sha256: &str) -> Value {
-        let records = self
-            .records
-            .iter()
-            .map(|record| {
-                let mut body = record.body(self.kind);
-                if let Value::Object(map) = &mut body {
-                    map.insert("record_sha256".into(), Value::from(&record.record_sha256));
-                }
-                body
-            })
-            .collect();
-        object([
-            ("schema_version", Value::from(self.kind.schema_version())),
-            ("policy_sha256", Value::from(policy_sha256)),
-            (self.kind.revision_field(), Value::from(self.revision)),
-            ("records", Value::Array(records)),
-        ])
+    /// The canonical SHA-256 of the body the manifest (or snapshot) digest is taken over.
+    pub fn body_sha256(&self, policy_sha256: &str) -> String {
+        let records = canonical_array(&self.records, |out, record| {
+            let [id, text, predicate, revision] = record.fields(self.kind);
+            write_object(
+                out,
+                &mut [
+                    id,
+                    text,
+                    predicate,
+                    revision,
+                    ("record_sha256", Field::Str(&record.record_sha256)),
+                ],
+            )
+        });
+        let body = canonical_object(&mut [
+            ("schema_version", Field::Str(self.kind.schema_version())),
+            ("policy_sha256", Field::Str(policy_sha256)),
+            (self.kind.revision_field(), Field::Int(self.revision)),
+            ("records", Field::Canonical(&records)),
+        ]);
+        sha256_hex(body.as_bytes())
     }
 
     /// A set with every digest computed, as a trusted registry would serve it.
@@ -125,7 +130,7 @@ impl RecordSet {
             revision,
             records,
         };
-        set.digest = canonical_sha256(&set.body(policy_sha256)).unwrap_or_default();
+        set.digest = set.body_sha256(policy_sha256);
         set
     }
 

@@ -3,7 +3,7 @@
 //! claim and result population roots, a receipt digest). The checker trusts none of it and
 //! re-derives every binding; `seal` is how an honest verifier computes its receipt.
 
-use crate::json::{canonical_sha256, object, Value};
+use crate::json::{canonical_array, canonical_object, sha256_hex, write_object, Field};
 
 use super::compacted::Claim;
 
@@ -29,7 +29,7 @@ impl CanonicalConstraint {
 pub struct VerifierInput<'a> {
     pub summary_text: &'a str,
     pub canonical_constraints: &'a [CanonicalConstraint],
-    pub claims: &'a [Claim],
+    pub claims: &'a [&'a Claim],
     pub rendered_canonical_policy_block: &'a str,
     pub rendered_policy_sha256: &'a str,
     pub compacted_summary_sha256: &'a str,
@@ -50,27 +50,32 @@ pub struct ConstraintResult {
 }
 
 impl ConstraintResult {
-    /// The seed's `result_body`.
-    pub fn body(&self) -> Value {
-        object([
-            ("constraint_type", Value::from(&self.constraint_type)),
-            ("constraint_id", Value::from(&self.constraint_id)),
-            (
-                "canonical_record_sha256",
-                Value::from(&self.canonical_record_sha256),
-            ),
+    /// The seed's `result_body`, as fields.
+    pub fn fields(&self) -> [(&'static str, Field<'_>); 8] {
+        [
+            ("bounded_rule_id", Field::Str(&self.bounded_rule_id)),
             (
                 "canonical_predicate_sha256",
-                Value::from(&self.canonical_predicate_sha256),
+                Field::Str(&self.canonical_predicate_sha256),
             ),
-            ("claim_status", Value::from(&self.claim_status)),
             (
-                "verification_status",
-                Value::from(&self.verification_status),
+                "canonical_record_sha256",
+                Field::Str(&self.canonical_record_sha256),
             ),
-            ("bounded_rule_id", Value::from(&self.bounded_rule_id)),
-            ("evidence_sha256", Value::from(&self.evidence_sha256)),
-        ])
+            ("claim_status", Field::Str(&self.claim_status)),
+            ("constraint_id", Field::Str(&self.constraint_id)),
+            ("constraint_type", Field::Str(&self.constraint_type)),
+            ("evidence_sha256", Field::Str(&self.evidence_sha256)),
+            ("verification_status", Field::Str(&self.verification_status)),
+        ]
+    }
+
+    /// The canonical text of a result population, in the order given.
+    pub fn population<'r>(results: impl IntoIterator<Item = &'r ConstraintResult>) -> String {
+        let results: Vec<&ConstraintResult> = results.into_iter().collect();
+        canonical_array(&results, |out, result| {
+            write_object(out, &mut result.fields())
+        })
     }
 
     pub fn key(&self) -> (String, String) {
@@ -119,52 +124,52 @@ pub struct ConflictVerification {
 }
 
 impl ConflictVerification {
-    /// The seed's verification body; its canonical SHA-256 is `receipt_sha256`. The result
-    /// population given is the one the checker derived, in canonical order.
-    pub fn body(&self, result_population: Vec<Value>) -> Value {
-        object([
+    /// The canonical text of the seed's verification body; its SHA-256 is `receipt_sha256`.
+    /// `result_population` is the canonical text of the results the caller derived, in
+    /// canonical order.
+    pub fn canonical_body(&self, result_population: &str) -> String {
+        canonical_object(&mut [
+            ("assurance_type", Field::Str(&self.assurance_type)),
+            ("claim_count", Field::Int(self.claim_count)),
             (
-                "schema_version",
-                Value::from("aidefend.summary-conflict-verification.v3"),
-            ),
-            ("outcome", Value::from(&self.outcome)),
-            ("finding_status", Value::from(&self.finding_status)),
-            ("assurance_type", Value::from(&self.assurance_type)),
-            ("verifier_version", Value::from(&self.verifier_version)),
-            (
-                "verifier_artifact_sha256",
-                Value::from(&self.verifier_artifact_sha256),
-            ),
-            (
-                "rendered_policy_sha256",
-                Value::from(&self.rendered_policy_sha256),
+                "claim_population_sha256",
+                Field::Str(&self.claim_population_sha256),
             ),
             (
                 "compacted_summary_sha256",
-                Value::from(&self.compacted_summary_sha256),
+                Field::Str(&self.compacted_summary_sha256),
             ),
+            ("finding_status", Field::Str(&self.finding_status)),
+            ("outcome", Field::Str(&self.outcome)),
             (
-                "claim_population_sha256",
-                Value::from(&self.claim_population_sha256),
+                "rendered_policy_sha256",
+                Field::Str(&self.rendered_policy_sha256),
             ),
-            ("claim_count", Value::from(self.claim_count)),
+            ("result_count", Field::Int(self.result_count)),
             (
                 "result_population_sha256",
-                Value::from(&self.result_population_sha256),
+                Field::Str(&self.result_population_sha256),
             ),
-            ("result_count", Value::from(self.result_count)),
-            ("results", Value::Array(result_population)),
+            ("results", Field::Canonical(result_population)),
+            (
+                "schema_version",
+                Field::Str("aidefend.summary-conflict-verification.v3"),
+            ),
+            (
+                "verifier_artifact_sha256",
+                Field::Str(&self.verifier_artifact_sha256),
+            ),
+            ("verifier_version", Field::Str(&self.verifier_version)),
         ])
     }
 
     /// Recomputes `result_population_sha256` and `receipt_sha256` from the results as they
     /// stand, as an honest verifier does before answering.
     pub fn seal(&mut self) {
-        let population: Vec<Value> = self.results.iter().map(ConstraintResult::body).collect();
+        let population = ConstraintResult::population(&self.results);
         self.result_count = self.results.len() as i64;
-        self.result_population_sha256 =
-            canonical_sha256(&Value::Array(population.clone())).unwrap_or_default();
-        self.receipt_sha256 = canonical_sha256(&self.body(population)).unwrap_or_default();
+        self.result_population_sha256 = sha256_hex(population.as_bytes());
+        self.receipt_sha256 = sha256_hex(self.canonical_body(&population).as_bytes());
     }
 }
 

@@ -133,7 +133,7 @@ fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
         .map(|at| from + at)
 }
 
-fn write_string(out: &mut String, text: &str) {
+pub(super) fn write_string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
     let bytes = text.as_bytes();

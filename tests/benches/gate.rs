@@ -81,7 +81,9 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
     json::canonical(&requests::output(engine, &messages, summary)).unwrap()
 }
 
-/// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling.
+/// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling;
+/// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `floor`, `seed-consistency`,
+/// `seed-gate`) runs only those measurements, so a profile shows one workload.
 fn scaled(iterations: usize) -> usize {
     let scale: f64 = std::env::var("CQ_BENCH_SCALE")
         .ok()
@@ -90,7 +92,10 @@ fn scaled(iterations: usize) -> usize {
     ((iterations as f64 * scale) as usize).max(10)
 }
 
-fn time(mut f: impl FnMut(), iterations: usize) -> (Duration, Duration) {
+fn time(name: &str, mut f: impl FnMut(), iterations: usize) -> (Duration, Duration) {
+    if std::env::var("CQ_BENCH_ONLY").is_ok_and(|only| !only.split(',').any(|n| n == name)) {
+        return (Duration::ZERO, Duration::ZERO);
+    }
     let iterations = scaled(iterations);
     for _ in 0..iterations / 10 {
         f();
@@ -176,6 +181,7 @@ fn main() {
         manifest: &engine.manifest,
         snapshot: &engine.snapshot,
         verifier: &engine.verifier,
+        cache: Some(&engine.registry_cache),
     };
     let consistency_request = ConsistencyRequest {
         tenant_id: "tenant-a",
@@ -186,6 +192,7 @@ fn main() {
         expected_commitment_ids: &request.expected_commitment_ids,
     };
     let (c_mean, c_median) = time(
+        "consistency",
         || {
             assert!(
                 black_box(checker.verify(&consistency_request, &mut MemoryEvidence::default()))
@@ -195,8 +202,9 @@ fn main() {
         },
         5000,
     );
-    let (g_mean, g_median) = time(|| assert!(black_box(check()).accepted), 2000);
+    let (g_mean, g_median) = time("gate", || assert!(black_box(check()).accepted), 2000);
     let (h_mean, h_median) = time(
+        "floor",
         || {
             let mut bytes = Vec::with_capacity(input_bytes + 1024);
             for m in &messages {
@@ -221,6 +229,7 @@ fn main() {
         manifest: &seed_engine.manifest,
         snapshot: &seed_engine.snapshot,
         verifier: &seed_engine.verifier,
+        cache: Some(&seed_engine.registry_cache),
     };
     let seed_consistency = ConsistencyRequest {
         policy_sha256: &seed_engine.policy_sha256,
@@ -235,6 +244,7 @@ fn main() {
         Some("INSUFFICIENT_DATA")
     );
     let (sc_mean, sc_median) = time(
+        "seed-consistency",
         || {
             assert!(black_box(
                 seed_checker.verify(&seed_consistency, &mut MemoryEvidence::default())
@@ -245,6 +255,7 @@ fn main() {
         5000,
     );
     let (sg_mean, sg_median) = time(
+        "seed-gate",
         || {
             assert!(
                 !black_box(

@@ -86,31 +86,31 @@ impl ConflictVerifier for TamperedVerifier<'_> {
 #[derive(Default)]
 pub struct ModeEvidence {
     pub mode: String,
-    pub appended: Vec<Value>,
+    pub appended: Vec<String>,
 }
 
 impl EvidenceSink for ModeEvidence {
-    fn append(&mut self, body: &Value) -> Result<String, String> {
-        self.appended.push(body.clone());
+    fn append(&mut self, body: &str) -> Result<String, String> {
+        self.appended.push(body.to_owned());
         match self.mode.as_str() {
             "id_mismatch" => Ok("0".repeat(64)),
-            _ => json::canonical_sha256(body).map_err(|e| e.to_string()),
+            _ => Ok(json::sha256_hex(body.as_bytes())),
         }
     }
 
-    fn read(&self, id: &str) -> Result<Value, String> {
+    fn read(&self, id: &str) -> Result<String, String> {
         let body = self
             .appended
             .iter()
-            .find(|b| json::canonical_sha256(b).ok().as_deref() == Some(id))
-            .cloned()
+            .find(|b| json::sha256_hex(b.as_bytes()) == id)
             .ok_or_else(|| format!("no evidence {id}"))?;
-        match (self.mode.as_str(), body) {
-            ("readback_mismatch", Value::Object(mut map)) => {
+        let parsed = json::parse(body.as_bytes(), &json::Limits::default());
+        match (self.mode.as_str(), parsed) {
+            ("readback_mismatch", Ok(Value::Object(mut map))) => {
                 map.insert("tampered".into(), Value::Bool(true));
-                Ok(Value::Object(map))
+                json::canonical(&Value::Object(map)).map_err(|e| e.to_string())
             }
-            (_, body) => Ok(body),
+            _ => Ok(body.clone()),
         }
     }
 }
