@@ -303,6 +303,7 @@ const PRESIDIO_PROFILE: &[&str] = &[
     "DE_PLZ",
     "VEHICLE_REGISTRATION",
     "PASSPORT",
+    "IP_ADDRESS",
 ];
 
 #[test]

@@ -229,11 +229,19 @@ fn key_strength(key: &str) -> u8 {
     0
 }
 
+/// A value cut short for display (`ops_eyJzaWdu...`): only a prefix is shown.
+fn elided(ctx: &MatchCtx<'_>) -> bool {
+    ctx.secret.ends_with("...")
+        || ctx.secret.ends_with('\u{2026}')
+        || ctx.after.starts_with("...")
+        || ctx.after.starts_with('\u{2026}')
+}
+
 /// A value assigned to a secret-looking name in code or config.
 pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let strength = ctx.key.map_or(1, key_strength);
     let s = ctx.secret;
-    if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) {
+    if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) || elided(ctx) {
         return Outcome::Reject;
     }
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
@@ -528,7 +536,11 @@ fn password_value(s: &str) -> Outcome {
 /// not an English word, a path, a URL without credentials or a version.
 pub(super) fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let s = ctx.secret;
-    if filter::is_reference(s) || filter::is_path_or_url(s) || filter::is_placeholder(s) {
+    if filter::is_reference(s)
+        || filter::is_path_or_url(s)
+        || filter::is_placeholder(s)
+        || elided(ctx)
+    {
         return Outcome::Reject;
     }
     let lower = s.to_ascii_lowercase();
