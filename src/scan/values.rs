@@ -229,11 +229,12 @@ fn key_strength(key: &str) -> u8 {
     0
 }
 
-/// A value cut short for display (`ops_eyJzaWdu...`): only a prefix is shown.
+/// A value cut short for display (`ops_eyJzaWdu...`, `ops_eyJz..[Redacted]`): only a prefix
+/// is shown.
 fn elided(ctx: &MatchCtx<'_>) -> bool {
-    ctx.secret.ends_with("...")
+    ctx.secret.ends_with("..")
         || ctx.secret.ends_with('\u{2026}')
-        || ctx.after.starts_with("...")
+        || ctx.after.starts_with("..")
         || ctx.after.starts_with('\u{2026}')
 }
 
@@ -564,6 +565,29 @@ pub(super) fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
         .any(|ch| !ch.is_ascii_alphanumeric() && !"-_.'".contains(ch));
     let long_number = c.digit >= 6 && c.digit == s.len();
     if (letters > 0 && (c.digit > 0 || strong_symbol)) || long_number {
+        Outcome::Neutral
+    } else {
+        Outcome::Reject
+    }
+}
+
+/// A value written straight after a secret's name in prose, with no "is" or ":" to say it is
+/// the value ("use password Xk9#mP2q"): it must mix at least three kinds of character (lower,
+/// upper, digits, symbols other than `-_.`), so words, versions and hyphenated terms are left.
+pub(super) fn prose_direct(ctx: &MatchCtx<'_>) -> Outcome {
+    if prose_secret(ctx) == Outcome::Reject || filter::is_sequential(ctx.secret) {
+        return Outcome::Reject;
+    }
+    let s = ctx.secret;
+    let c = filter::classes(s);
+    let strong_symbol = s
+        .chars()
+        .any(|ch| !ch.is_ascii_alphanumeric() && !"-_./".contains(ch));
+    let kinds = [c.lower > 0, c.upper > 0, c.digit > 0, strong_symbol]
+        .iter()
+        .filter(|&&k| k)
+        .count();
+    if s.len() >= 8 && kinds >= 3 {
         Outcome::Neutral
     } else {
         Outcome::Reject
