@@ -303,6 +303,7 @@ const PRESIDIO_PROFILE: &[&str] = &[
     "DE_PLZ",
     "VEHICLE_REGISTRATION",
     "PASSPORT",
+    "IP_ADDRESS",
 ];
 
 #[test]
@@ -365,20 +366,26 @@ fn accuracy_on_other_scanners_examples() {
     let gl_all = get(("gitleaks", "default rules", true));
     let pr = get(("presidio", "Presidio entity profile", true));
     let pr_default = get(("presidio", "default rules", true));
-    // (what, measured, issue-3 target, floor this build must not fall below, higher is better)
+    // (what, measured, issue-3 target, floor this build must not fall below, higher is better).
+    // Where a target is met, the floor is the measured figure (a ratchet) or the target,
+    // whichever is stricter. Below target: Nosey Parker's examples include placeholder and
+    // variable values (`aaaa…`, `xoxb-0000…-xxxx`, `-p $Password`, `pwd=#{…}`) that cq
+    // deliberately does not report, and its negatives include well-formed secrets that only its
+    // own rule's regex leaves out (an Auth0 client secret, a Gitalk client secret, an Azure AD
+    // client secret, bucket URLs with an object path).
     let checks = [
         (
             "gitleaks hand-written recall",
             gl_hand.recall(),
             0.97,
-            0.97,
+            0.996,
             true,
         ),
         (
             "presidio recall (entity profile)",
             pr.recall(),
             0.95,
-            0.95,
+            0.955,
             true,
         ),
         (
@@ -392,19 +399,23 @@ fn accuracy_on_other_scanners_examples() {
             "presidio FP rate (default rules)",
             pr_default.fp_rate(),
             0.10,
-            0.10,
+            0.04,
             false,
         ),
-        // Below target, see the module notes in the report: noseyparker's examples include
-        // placeholder values (`aaaa…`, `ABCDEFGHIJ…`, `$Password`) that cq deliberately
-        // drops, and gitleaks' negatives include well-formed keys it allowlists by value.
-        ("noseyparker recall", np.recall(), 0.97, 0.93, true),
-        ("noseyparker FP rate", np.fp_rate(), 0.10, 0.16, false),
+        ("noseyparker recall", np.recall(), 0.97, 0.944, true),
+        ("noseyparker FP rate", np.fp_rate(), 0.10, 0.134, false),
         (
             "gitleaks FP rate (all rows)",
             gl_all.fp_rate(),
             0.10,
-            0.135,
+            0.069,
+            false,
+        ),
+        (
+            "gitleaks FP rate (without generated)",
+            gl_hand.fp_rate(),
+            0.10,
+            0.048,
             false,
         ),
     ];

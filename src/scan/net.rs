@@ -45,10 +45,42 @@ pub(super) fn next_char(ctx: &MatchCtx<'_>) -> Option<char> {
     ctx.after.chars().next()
 }
 
-pub(super) fn ipv4(ctx: &MatchCtx<'_>) -> Outcome {
+/// Which addresses an IP rule reports: ordinary ones, or only the reserved ones (loopback,
+/// unspecified, broadcast, documentation ranges) that name no host or person and are reported
+/// only when a policy asks for the `IP_ADDRESS` entity type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum IpKind {
+    Ordinary,
+    Reserved,
+}
+
+fn kind_matches(reserved: bool, want: IpKind) -> bool {
+    reserved == (want == IpKind::Reserved)
+}
+
+fn reserved_v4(a: std::net::Ipv4Addr) -> bool {
+    let o = a.octets();
+    a.is_loopback()
+        || a.is_unspecified()
+        || a.is_broadcast()
+        || matches!(o[..3], [192, 0, 2] | [198, 51, 100] | [203, 0, 113])
+}
+
+fn reserved_v6(a: std::net::Ipv6Addr) -> bool {
+    let s = a.segments();
+    a.is_loopback()
+        || a.is_unspecified()
+        || (s[0] == 0x2001 && s[1] == 0x0db8)
+        || a.to_ipv4_mapped().is_some_and(reserved_v4)
+}
+
+pub(super) fn ipv4(ctx: &MatchCtx<'_>, want: IpKind) -> Outcome {
     let s = ctx.secret;
     let addr = s.split('/').next().unwrap_or(s);
-    if addr.parse::<std::net::Ipv4Addr>().is_err() {
+    let Ok(parsed) = addr.parse::<std::net::Ipv4Addr>() else {
+        return Outcome::Reject;
+    };
+    if !kind_matches(reserved_v4(parsed), want) {
         return Outcome::Reject;
     }
     if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
@@ -64,11 +96,17 @@ pub(super) fn ipv4(ctx: &MatchCtx<'_>) -> Outcome {
     Outcome::Neutral
 }
 
-pub(super) fn ipv6(ctx: &MatchCtx<'_>) -> Outcome {
+pub(super) fn ipv6(ctx: &MatchCtx<'_>, want: IpKind) -> Outcome {
     let s = ctx.secret;
     let addr = s.split('/').next().unwrap_or(s);
     let addr = addr.split('%').next().unwrap_or(addr);
-    if !addr.bytes().any(|b| b.is_ascii_digit()) || addr.parse::<std::net::Ipv6Addr>().is_err() {
+    if !addr.bytes().any(|b| b.is_ascii_digit()) {
+        return Outcome::Reject;
+    }
+    let Ok(parsed) = addr.parse::<std::net::Ipv6Addr>() else {
+        return Outcome::Reject;
+    };
+    if !kind_matches(reserved_v6(parsed), want) {
         return Outcome::Reject;
     }
     if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::filter;
 use super::ids;
-use super::net;
+use super::net::{self, IpKind};
 use super::rule::MatchCtx;
 use super::values;
 
@@ -46,9 +46,12 @@ validators! {
     GenericSecret => "generic_secret",
     Password => "password",
     ProseSecret => "prose_secret",
+    ProseDirect => "prose_direct",
     Email => "email",
     Ipv4 => "ipv4",
     Ipv6 => "ipv6",
+    Ipv4Reserved => "ipv4_reserved",
+    Ipv6Reserved => "ipv6_reserved",
     Mac => "mac",
     Phone => "phone",
     Base58Check => "base58check",
@@ -110,14 +113,17 @@ pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
         Validator::GenericSecret => values::generic_secret(ctx),
         Validator::Password => values::password(ctx),
         Validator::ProseSecret => values::prose_secret(ctx),
+        Validator::ProseDirect => values::prose_direct(ctx),
         Validator::VendorSecret => values::vendor_secret(ctx),
         Validator::UrlPassword => values::url_password(s),
         Validator::UserPass => values::user_pass(s),
         Validator::AuthHeader => values::auth_header(s),
         Validator::Slack => values::slack(s),
         Validator::Email => net::email(ctx),
-        Validator::Ipv4 => net::ipv4(ctx),
-        Validator::Ipv6 => net::ipv6(ctx),
+        Validator::Ipv4 => net::ipv4(ctx, IpKind::Ordinary),
+        Validator::Ipv6 => net::ipv6(ctx, IpKind::Ordinary),
+        Validator::Ipv4Reserved => net::ipv4(ctx, IpKind::Reserved),
+        Validator::Ipv6Reserved => net::ipv6(ctx, IpKind::Reserved),
         Validator::Mac => net::mac(s),
         Validator::Phone => net::phone(ctx, &digits()),
         Validator::Base58Check => confirm(base58check(s)),

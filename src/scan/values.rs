@@ -229,11 +229,20 @@ fn key_strength(key: &str) -> u8 {
     0
 }
 
+/// A value cut short for display (`ops_eyJzaWdu...`, `ops_eyJz..[Redacted]`): only a prefix
+/// is shown.
+fn elided(ctx: &MatchCtx<'_>) -> bool {
+    ctx.secret.ends_with("..")
+        || ctx.secret.ends_with('\u{2026}')
+        || ctx.after.starts_with("..")
+        || ctx.after.starts_with('\u{2026}')
+}
+
 /// A value assigned to a secret-looking name in code or config.
 pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let strength = ctx.key.map_or(1, key_strength);
     let s = ctx.secret;
-    if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) {
+    if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) || elided(ctx) {
         return Outcome::Reject;
     }
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
@@ -528,7 +537,11 @@ fn password_value(s: &str) -> Outcome {
 /// not an English word, a path, a URL without credentials or a version.
 pub(super) fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let s = ctx.secret;
-    if filter::is_reference(s) || filter::is_path_or_url(s) || filter::is_placeholder(s) {
+    if filter::is_reference(s)
+        || filter::is_path_or_url(s)
+        || filter::is_placeholder(s)
+        || elided(ctx)
+    {
         return Outcome::Reject;
     }
     let lower = s.to_ascii_lowercase();
@@ -552,6 +565,29 @@ pub(super) fn prose_secret(ctx: &MatchCtx<'_>) -> Outcome {
         .any(|ch| !ch.is_ascii_alphanumeric() && !"-_.'".contains(ch));
     let long_number = c.digit >= 6 && c.digit == s.len();
     if (letters > 0 && (c.digit > 0 || strong_symbol)) || long_number {
+        Outcome::Neutral
+    } else {
+        Outcome::Reject
+    }
+}
+
+/// A value written straight after a secret's name in prose, with no "is" or ":" to say it is
+/// the value ("use password Xk9#mP2q"): it must mix at least three kinds of character (lower,
+/// upper, digits, symbols other than `-_.`), so words, versions and hyphenated terms are left.
+pub(super) fn prose_direct(ctx: &MatchCtx<'_>) -> Outcome {
+    if prose_secret(ctx) == Outcome::Reject || filter::is_sequential(ctx.secret) {
+        return Outcome::Reject;
+    }
+    let s = ctx.secret;
+    let c = filter::classes(s);
+    let strong_symbol = s
+        .chars()
+        .any(|ch| !ch.is_ascii_alphanumeric() && !"-_./".contains(ch));
+    let kinds = [c.lower > 0, c.upper > 0, c.digit > 0, strong_symbol]
+        .iter()
+        .filter(|&&k| k)
+        .count();
+    if s.len() >= 8 && kinds >= 3 {
         Outcome::Neutral
     } else {
         Outcome::Reject
