@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// The gate builds and frees many small strings per call; mimalloc makes that about a third
+/// cheaper than the system allocator (`cargo bench --bench gate`, which uses it too).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cq::cli::Cli::parse();
     match cq::commands::run(cli) {

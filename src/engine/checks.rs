@@ -3,7 +3,7 @@
 //! pinned constraints, authority. The order of this list is the seed's first-failure order,
 //! which decides the verdict's outcome class.
 
-use crate::json::{self, canonical_sha256, Limits, Value};
+use crate::json::{self, canonical_sha256, Field, Limits, Value};
 
 use super::authority::AuthorityChecker;
 use super::compacted::CompactedContext;
@@ -408,9 +408,16 @@ fn secrets(
     compacted: &CompactedContext,
 ) -> (CheckResult, Option<SecretScanReceipt>) {
     let mut leaks = Vec::new();
+    // Every value of every claim. The keys are the schema's own field names here (the claim
+    // was rebuilt from the validated output); keys of output that fails the schema are
+    // scanned with the rest of it, above.
     for (i, claim) in compacted.preserved_constraint_claims.iter().enumerate() {
-        let path = format!("preserved_constraint_claims[{i}]");
-        scan_leaves(cx.leaf_scanner, &claim.body(), path, &mut leaks);
+        for (key, value) in claim.fields() {
+            if let Field::Str(text) = value {
+                let path = format!("preserved_constraint_claims[{i}].{key}");
+                leaks.extend(cx.leaf_scanner.scan_field(&path, text));
+            }
+        }
     }
     let scanned = cx
         .scanner

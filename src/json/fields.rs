@@ -75,9 +75,26 @@ pub fn canonical_str(text: &str) -> String {
 
 /// The canonical text of one body.
 pub fn canonical_object(fields: &mut [(&str, Field<'_>)]) -> String {
-    let mut out = String::with_capacity(256);
+    let mut out = String::with_capacity(capacity(fields));
     write_object(&mut out, fields);
     out
+}
+
+/// About the length of the body's text (escapes aside), so it is written without regrowing.
+fn capacity(fields: &[(&str, Field<'_>)]) -> usize {
+    let values: usize = fields
+        .iter()
+        .map(|(key, field)| {
+            key.len()
+                + 6
+                + match field {
+                    Field::Str(text) | Field::Canonical(text) => text.len(),
+                    Field::Strs(items) => items.iter().map(|i| i.len() + 3).sum(),
+                    Field::Int(_) | Field::Bool(_) | Field::Null => 20,
+                }
+        })
+        .sum();
+    values + 2
 }
 
 /// SHA-256 (lower-case hex) of one body's canonical text.

@@ -9,6 +9,10 @@
 mod requests;
 
 use std::hint::black_box;
+
+/// The allocator the `cq` binary uses.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
 use cq::commands::check::MemoryAudit;
