@@ -4,7 +4,8 @@
 //! keywords that must appear near a match, a regex whose `secret` group (or first group) is the
 //! sensitive value, and optional validator, entropy floor and allowlist. Scanning runs one
 //! aho-corasick pass over the text to find keyword hits, runs only the candidate rules' regexes
-//! in windows around those hits (rules without keywords run everywhere), then validates,
+//! in windows around those hits (rules without keywords run around digit clusters, or over the
+//! whole field behind one regex-set pass that skips those that cannot match), then validates,
 //! measures entropy and drops placeholders. One level of base64/hex decoding catches encoded
 //! secrets. A [`Finding`] records where a value is, never what it is: no copy, no preview and no
 //! unkeyed hash of the matched bytes ever leaves this module.

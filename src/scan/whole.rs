@@ -39,13 +39,7 @@ impl WholeField {
         }
         // A set of one only repeats the rule's own pass.
         if gated.len() < 2 {
-            direct.append(&mut gated);
-            direct.sort_unstable();
-            return WholeField {
-                set: None,
-                gated,
-                direct,
-            };
+            return WholeField::ungated(gated, direct);
         }
         let set = RegexSetBuilder::new(gated.iter().map(|&ri| rules[ri].pattern.as_str()))
             .unicode(false)
@@ -59,15 +53,18 @@ impl WholeField {
                 direct,
             },
             // Each rule compiled alone; without the set they simply all run.
-            Err(_) => {
-                direct.append(&mut gated);
-                direct.sort_unstable();
-                WholeField {
-                    set: None,
-                    gated,
-                    direct,
-                }
-            }
+            Err(_) => WholeField::ungated(gated, direct),
+        }
+    }
+
+    /// Every rule runs directly.
+    fn ungated(mut gated: Vec<usize>, mut direct: Vec<usize>) -> WholeField {
+        direct.append(&mut gated);
+        direct.sort_unstable();
+        WholeField {
+            set: None,
+            gated,
+            direct,
         }
     }
 
