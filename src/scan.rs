@@ -4,7 +4,8 @@
 //! keywords that must appear near a match, a regex whose `secret` group (or first group) is the
 //! sensitive value, and optional validator, entropy floor and allowlist. Scanning runs one
 //! aho-corasick pass over the text to find keyword hits, runs only the candidate rules' regexes
-//! in windows around those hits (rules without keywords run everywhere), then validates,
+//! in windows around those hits (rules without keywords run around digit clusters, or over the
+//! whole field behind one regex-set pass that skips those that cannot match), then validates,
 //! measures entropy and drops placeholders. One level of base64/hex decoding catches encoded
 //! secrets. A [`Finding`] records where a value is, never what it is: no copy, no preview and no
 //! unkeyed hash of the matched bytes ever leaves this module.
@@ -18,6 +19,7 @@ mod net;
 mod rule;
 mod validate;
 mod values;
+mod whole;
 
 use std::fmt;
 use std::ops::Range;
@@ -119,6 +121,8 @@ pub struct Scanner {
     digit_groups: Vec<digits::DigitGroup>,
     /// Whether each rule runs through `digit_groups` rather than on its own.
     in_group: Vec<bool>,
+    /// Enabled rules that run over the whole field, most behind one regex-set pass.
+    whole: whole::WholeField,
     rules_sha256: String,
 }
 
@@ -181,6 +185,7 @@ impl Scanner {
         let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
         let (digit_groups, in_group) = group_digit_rules(&rules, &enabled)?;
+        let whole = whole_field_rules(&rules, &enabled, &always);
         Ok(Scanner {
             rules,
             enabled,
@@ -189,6 +194,7 @@ impl Scanner {
             always,
             digit_groups,
             in_group,
+            whole,
             rules_sha256: rule::files_sha256(files),
         })
     }
@@ -214,10 +220,12 @@ impl Scanner {
             }
         }
         let (digit_groups, in_group) = group_digit_rules(&self.rules, &enabled)?;
+        let whole = whole_field_rules(&self.rules, &enabled, &self.always);
         Ok(Scanner {
             enabled,
             digit_groups,
             in_group,
+            whole,
             ..self.clone()
         })
     }
@@ -330,14 +338,14 @@ impl Scanner {
             if !self.enabled[ri] || self.in_group[ri] {
                 continue;
             }
-            match self.rules[ri].min_digits {
-                Some(n) => {
-                    for window in digits::windows(&clusters, n, bytes.len()) {
-                        self.rules[ri].find_in(ri, text, window, &mut out);
-                    }
+            if let Some(n) = self.rules[ri].min_digits {
+                for window in digits::windows(&clusters, n, bytes.len()) {
+                    self.rules[ri].find_in(ri, text, window, &mut out);
                 }
-                None => self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out),
             }
+        }
+        for ri in self.whole.to_run(bytes) {
+            self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out);
         }
         if decode {
             for blob in decode::encoded_blobs(text) {
@@ -377,6 +385,16 @@ fn group_digit_rules(
         }
     }
     Ok((groups, in_group))
+}
+
+/// The enabled keyword-less rules without a digit trigger, which run over the whole field.
+fn whole_field_rules(rules: &[Rule], enabled: &[bool], always: &[usize]) -> whole::WholeField {
+    let candidates: Vec<usize> = always
+        .iter()
+        .copied()
+        .filter(|&ri| rules[ri].min_digits.is_none())
+        .collect();
+    whole::WholeField::new(rules, enabled, &candidates)
 }
 
 /// The keyword automaton, the rules each keyword selects, and the rules without keywords.

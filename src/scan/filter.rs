@@ -1,6 +1,10 @@
 //! Value filters shared by all rules: Shannon entropy, placeholder detection, and the shape
 //! checks that keep generic rules off identifiers, references, paths and plain words.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 /// Shannon entropy of `s` in bits per byte.
 pub(super) fn shannon_entropy(s: &str) -> f64 {
     let mut counts = [0u32; 256];
@@ -63,11 +67,11 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// Whether `s` looks like a placeholder: a known word, a template reference, or one character
 /// repeated for most of its length.
 pub(super) fn is_placeholder(s: &str) -> bool {
-    let lower = s.to_ascii_lowercase();
-    if PLACEHOLDER_WORDS.iter().any(|w| lower.contains(w)) {
+    if has_placeholder_word(s) {
         return true;
     }
-    if (lower.contains("%(") && lower.contains(")s")) || lower.ends_with("here") {
+    let ends_here = s.len() >= 4 && s.as_bytes()[s.len() - 4..].eq_ignore_ascii_case(b"here");
+    if (s.contains("%(") && (s.contains(")s") || s.contains(")S"))) || ends_here {
         return true;
     }
     let b = s.as_bytes();
@@ -84,6 +88,25 @@ pub(super) fn is_placeholder(s: &str) -> bool {
         return true;
     }
     dominant_fraction(s) >= 0.8 && s.len() >= 6
+}
+
+/// [`PLACEHOLDER_WORDS`] as one automaton (ASCII case-insensitive, like comparing lower case).
+static PLACEHOLDER_SEARCH: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(PLACEHOLDER_WORDS)
+        .ok()
+});
+
+/// Whether `s`, in ASCII lower case, contains one of [`PLACEHOLDER_WORDS`]; one pass over `s`.
+fn has_placeholder_word(s: &str) -> bool {
+    match &*PLACEHOLDER_SEARCH {
+        Some(ac) => ac.is_match(s),
+        None => {
+            let lower = s.to_ascii_lowercase();
+            PLACEHOLDER_WORDS.iter().any(|w| lower.contains(w))
+        }
+    }
 }
 
 /// Fraction of `s` taken by its most common byte.
@@ -238,6 +261,21 @@ mod tests {
         assert!(is_placeholder("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaend"));
         assert!(!is_placeholder("hunter2-Prod!"));
         assert!(!is_placeholder("Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB"));
+    }
+
+    #[test]
+    fn placeholder_words_ignore_ascii_case() {
+        assert!(has_placeholder_word("my-EXAMPLE-key"));
+        assert!(has_placeholder_word("Put_Your_Token"));
+        assert!(!has_placeholder_word("Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB"));
+        assert!(is_placeholder("%(password)S"));
+        assert!(is_placeholder("token_goes_HERE"));
+        for w in PLACEHOLDER_WORDS {
+            assert!(has_placeholder_word(&format!(
+                "a{}b",
+                w.to_ascii_uppercase()
+            )));
+        }
     }
 
     #[test]

@@ -323,9 +323,11 @@ impl Rule {
     }
 
     fn accept(&self, ctx: &MatchCtx<'_>) -> Option<Confidence> {
-        let lower = ctx.secret.to_ascii_lowercase();
-        if self.allowlist.iter().any(|a| lower.contains(a.as_str())) {
-            return None;
+        if !self.allowlist.is_empty() {
+            let lower = ctx.secret.to_ascii_lowercase();
+            if self.allowlist.iter().any(|a| lower.contains(a.as_str())) {
+                return None;
+            }
         }
         let checks_placeholders = !matches!(self.category, Category::Pii | Category::Identifier);
         if checks_placeholders && filter::is_placeholder(ctx.secret) {
