@@ -42,7 +42,8 @@ pub struct CheckContext<'a> {
 /// The checks' results and what passing ones produced.
 pub struct Evaluation {
     pub checks: Vec<CheckResult>,
-    pub parsed: Option<Value>,
+    /// The canonical SHA-256 of the output, once it parsed as strict JSON.
+    pub compacted_output_sha256: Option<String>,
     pub compacted: Option<CompactedContext>,
     pub consistency: Option<ConsistencyReceipt>,
     pub scan: Option<SecretScanReceipt>,
@@ -80,7 +81,7 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
     let mut checks = Vec::with_capacity(8);
     let mut ev = Evaluation {
         checks: Vec::new(),
-        parsed: None,
+        compacted_output_sha256: None,
         compacted: None,
         consistency: None,
         scan: None,
@@ -140,7 +141,7 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
             return ev;
         }
     };
-    ev.parsed = Some(parsed.clone());
+    ev.compacted_output_sha256 = canonical_sha256(&parsed).ok();
     let compacted = match schema::validate(&parsed) {
         Ok(compacted) => compacted,
         Err(errors) => {
@@ -461,8 +462,7 @@ fn bound_to_population(
 ) -> Result<SecretScanReceipt, ScanFailure> {
     let (population, fields) = scan_population(compacted);
     let bound = receipt.decision == "CLEAN"
-        && canonical_sha256(&population).ok().as_deref()
-            == Some(receipt.scanned_population_sha256.as_str())
+        && json::sha256_hex(population.as_bytes()) == receipt.scanned_population_sha256
         && receipt.scanned_field_count == fields.len() as i64
         && receipt.receipt_sha256.chars().count() == 64;
     if bound {

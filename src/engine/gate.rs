@@ -4,7 +4,10 @@
 //! the seed's audit events and our report. The trusted instruction comes from the policy and
 //! the pinned manifest only, and must carry every pinned text byte for byte.
 
-use crate::json::{canonical_sha256, object, Limits, Value};
+use crate::json::{
+    self, canonical_array, canonical_object, canonical_str, object, sha256_hex, write_object,
+    Field, Limits, Value,
+};
 
 use super::authority::AuthorityChecker;
 use super::checks::{self, digest_or_empty, CheckContext};
@@ -121,48 +124,45 @@ fn validate_policy(policy: &CompactionPolicy) -> Result<(), Refusal> {
 impl GateRequest {
     /// The request in `cq.request.v1` form; its canonical SHA-256 identifies the compaction.
     pub fn to_value(&self) -> Value {
-        let (raw, error) = match &self.summarizer {
-            SummarizerOutput::Raw(raw) => (Value::from(raw), None),
-            SummarizerOutput::Failed(why) => (Value::Null, Some(Value::from(why))),
+        let limits = Limits {
+            max_bytes: usize::MAX,
+            max_depth: 64,
         };
-        let mut summarizer = vec![
-            ("model_revision", Value::from(&self.model_revision)),
-            ("raw_output", raw),
-        ];
-        summarizer.extend(error.map(|e| ("error", e)));
-        object([
-            ("schema_version", Value::from("cq.request.v1")),
-            ("tenant_id", Value::from(&self.tenant_id)),
-            ("task_id", Value::from(&self.task_id)),
+        json::parse(self.canonical().as_bytes(), &limits).unwrap_or(Value::Null)
+    }
+
+    /// The canonical text of the request in `cq.request.v1` form, written directly.
+    pub fn canonical(&self) -> String {
+        let messages = canonical_array(&self.messages, |out, m| m.write_record(out));
+        let pinned = canonical_array(&self.pinned_constraints, |out, p| {
+            write_object(out, &mut p.fields())
+        });
+        let summarizer = match &self.summarizer {
+            SummarizerOutput::Raw(raw) => canonical_object(&mut [
+                ("model_revision", Field::Str(&self.model_revision)),
+                ("raw_output", Field::Str(raw)),
+            ]),
+            SummarizerOutput::Failed(why) => canonical_object(&mut [
+                ("error", Field::Str(why)),
+                ("model_revision", Field::Str(&self.model_revision)),
+                ("raw_output", Field::Null),
+            ]),
+        };
+        canonical_object(&mut [
             (
-                "messages",
-                Value::Array(self.messages.iter().map(|m| m.record()).collect()),
+                "expected_commitment_ids",
+                Field::Strs(&self.expected_commitment_ids),
             ),
             (
                 "expected_invariant_ids",
-                Value::from(&self.expected_invariant_ids[..]),
+                Field::Strs(&self.expected_invariant_ids),
             ),
-            (
-                "expected_commitment_ids",
-                Value::from(&self.expected_commitment_ids[..]),
-            ),
-            (
-                "pinned_constraints",
-                Value::Array(
-                    self.pinned_constraints
-                        .iter()
-                        .map(|p| {
-                            object([
-                                ("id", Value::from(&p.id)),
-                                ("severity", Value::from(&p.severity)),
-                                ("text", Value::from(&p.text)),
-                                ("forbidden_patterns", Value::from(&p.forbidden_patterns[..])),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            ("summarizer", object(summarizer)),
+            ("messages", Field::Canonical(&messages)),
+            ("pinned_constraints", Field::Canonical(&pinned)),
+            ("schema_version", Field::Str("cq.request.v1")),
+            ("summarizer", Field::Canonical(&summarizer)),
+            ("task_id", Field::Str(&self.task_id)),
+            ("tenant_id", Field::Str(&self.tenant_id)),
         ])
     }
 }
@@ -251,8 +251,8 @@ impl Gate<'_> {
 
         let mut accepted_messages = None;
         if evaluation.first_failure().is_none() {
-            if let (Some(parsed), Some(compacted), Some(consistency), Some(scan)) = (
-                &evaluation.parsed,
+            if let (Some(output_sha256), Some(compacted), Some(consistency), Some(scan)) = (
+                &evaluation.compacted_output_sha256,
                 &evaluation.compacted,
                 &evaluation.consistency,
                 &evaluation.scan,
@@ -260,10 +260,7 @@ impl Gate<'_> {
                 let instruction = render()?;
                 let mut fields = identity("aidefend.context-compaction-acceptance.v1");
                 fields.extend([
-                    (
-                        "compacted_output_sha256",
-                        Value::from(digest_or_empty(parsed)),
-                    ),
+                    ("compacted_output_sha256", Value::from(output_sha256)),
                     (
                         "consistency_receipt_sha256",
                         Value::from(&consistency.receipt_sha256),
@@ -365,7 +362,7 @@ fn build_report(
     accepted: bool,
     messages: &[ContextMessage],
 ) -> Report {
-    let request_sha256 = digest_or_empty(&request.to_value());
+    let request_sha256 = sha256_hex(request.canonical().as_bytes());
     let (verdict, outcome, finding_status) = if accepted {
         ("ACCEPTED", "PASS", "NO_FINDING")
     } else {
@@ -393,14 +390,11 @@ fn build_report(
         finding_status,
         source_message_sha256s: sources.to_vec(),
         source_population_sha256: population_sha256.to_owned(),
-        compacted_output_sha256: evaluation
-            .parsed
-            .as_ref()
-            .and_then(|p| canonical_sha256(p).ok()),
+        compacted_output_sha256: evaluation.compacted_output_sha256.clone(),
         summary_sha256: evaluation
             .compacted
             .as_ref()
-            .and_then(|c| canonical_sha256(&Value::from(&c.summary_text)).ok()),
+            .map(|c| sha256_hex(canonical_str(&c.summary_text).as_bytes())),
         pinned_manifest: pinned.to_value(),
         consistency_receipt_sha256: evaluation
             .consistency

@@ -4,7 +4,7 @@
 //! must carry every pinned text byte for byte; and a summary that matches a constraint's
 //! forbidden pattern re-opens a falsified path, a CONFLICT for that constraint.
 
-use crate::json::{canonical_sha256, object, sha256_hex, Value};
+use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Value};
 use crate::policy::{check_pinned, PinnedConstraint};
 
 /// A pinned constraint whose forbidden patterns were compiled.
@@ -29,18 +29,6 @@ pub struct PinnedConflict {
     pub pattern: String,
     /// Byte range in the summary.
     pub span: std::ops::Range<usize>,
-}
-
-fn record(constraint: &PinnedConstraint) -> Value {
-    object([
-        ("id", Value::from(&constraint.id)),
-        ("severity", Value::from(&constraint.severity)),
-        ("text", Value::from(&constraint.text)),
-        (
-            "forbidden_patterns",
-            Value::from(&constraint.forbidden_patterns[..]),
-        ),
-    ])
 }
 
 impl PinnedManifest {
@@ -70,7 +58,7 @@ impl PinnedManifest {
                         .map_err(|e| format!("pinned constraint \"{}\": forbidden pattern {pattern:?} does not compile: {e}", constraint.id))
                 })
                 .collect::<Result<_, _>>()?;
-            let record_sha256 = canonical_sha256(&record(constraint)).map_err(|e| e.to_string())?;
+            let record_sha256 = sha256_hex(canonical_object(&mut constraint.fields()).as_bytes());
             constraints.push(Pinned {
                 constraint: constraint.clone(),
                 record_sha256,

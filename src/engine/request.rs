@@ -2,7 +2,7 @@
 //! population, a malformed source message, duplicated message ids. A refused request never
 //! reaches a check; the caller gets a clear error (exit code 2).
 
-use crate::json::{canonical_sha256, object, Value};
+use crate::json::{canonical_object, object_value, sha256_hex, write_object, Field, Value};
 use crate::policy::PinnedConstraint;
 
 /// A source message that was compacted: `{message_id, role: user|assistant|tool, content}`.
@@ -16,11 +16,25 @@ pub struct SourceMessage {
 impl SourceMessage {
     /// The seed's `message_record`, whose canonical SHA-256 is the message's source digest.
     pub fn record(&self) -> Value {
-        object([
-            ("message_id", Value::from(&self.message_id)),
-            ("role", Value::from(&self.role)),
-            ("content", Value::from(&self.content)),
-        ])
+        object_value(&self.fields())
+    }
+
+    fn fields(&self) -> [(&'static str, Field<'_>); 3] {
+        [
+            ("content", Field::Str(&self.content)),
+            ("message_id", Field::Str(&self.message_id)),
+            ("role", Field::Str(&self.role)),
+        ]
+    }
+
+    /// Appends the record's canonical text.
+    pub fn write_record(&self, out: &mut String) {
+        write_object(out, &mut self.fields());
+    }
+
+    /// The message's source digest: the canonical SHA-256 of its record.
+    pub fn record_sha256(&self) -> String {
+        sha256_hex(canonical_object(&mut self.fields()).as_bytes())
     }
 }
 
@@ -84,10 +98,7 @@ impl GateRequest {
                     message.message_id
                 )));
             }
-            digests.push(
-                canonical_sha256(&message.record())
-                    .map_err(|e| Refusal::InvalidRequest(e.to_string()))?,
-            );
+            digests.push(message.record_sha256());
         }
         Ok(digests)
     }

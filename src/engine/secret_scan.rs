@@ -4,7 +4,7 @@
 //! population with a CLEAN decision. Any timeout, error, finding or unverifiable receipt is
 //! a failure, which the gate turns into the fallback.
 
-use crate::json::{canonical, canonical_sha256, object, Value};
+use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Field, Value};
 
 use super::compacted::CompactedContext;
 
@@ -104,22 +104,23 @@ pub trait CompactionScanner {
     ) -> Result<SecretScanReceipt, ScanFailure>;
 }
 
-/// The scanned population and its fields, as the seed's `scan_population`.
-pub fn scan_population(compacted: &CompactedContext) -> (Value, Vec<(String, String)>) {
-    let population = object([
-        ("summary_text", Value::from(&compacted.summary_text)),
-        (
-            "retained_safety_invariant_ids",
-            Value::from(&compacted.retained_safety_invariant_ids[..]),
-        ),
+/// The scanned population (its canonical text) and its fields, as the seed's
+/// `scan_population`.
+pub fn scan_population(compacted: &CompactedContext) -> (String, Vec<(String, String)>) {
+    let population = canonical_object(&mut [
         (
             "retained_policy_commitment_ids",
-            Value::from(&compacted.retained_policy_commitment_ids[..]),
+            Field::Strs(&compacted.retained_policy_commitment_ids),
+        ),
+        (
+            "retained_safety_invariant_ids",
+            Field::Strs(&compacted.retained_safety_invariant_ids),
         ),
         (
             "source_message_sha256s",
-            Value::from(&compacted.source_message_sha256s[..]),
+            Field::Strs(&compacted.source_message_sha256s),
         ),
+        ("summary_text", Field::Str(&compacted.summary_text)),
     ]);
     let mut fields = vec![("summary_text".to_owned(), compacted.summary_text.clone())];
     for (root, values) in [
@@ -180,8 +181,7 @@ impl CompactionScanner for ExactSecretScanner<'_> {
             ));
         }
         let (population, fields) = scan_population(compacted);
-        let population_sha256 =
-            canonical_sha256(&population).map_err(|e| failure("scan_population", e.to_string()))?;
+        let population_sha256 = sha256_hex(population.as_bytes());
         if fields
             .iter()
             .any(|(path, value)| path.is_empty() || value.is_empty())
@@ -191,9 +191,7 @@ impl CompactionScanner for ExactSecretScanner<'_> {
                 "secret-scan population is empty or malformed",
             ));
         }
-        let population_bytes = canonical(&population)
-            .map_err(|e| failure("scan_population", e.to_string()))?
-            .len();
+        let population_bytes = population.len();
         if population_bytes as i64 > policy.max_total_bytes {
             return Err(failure(
                 "scan_population_too_large",

@@ -80,6 +80,20 @@ pub struct PinnedConstraint {
     pub forbidden_patterns: Vec<String>,
 }
 
+impl PinnedConstraint {
+    /// The constraint's record as canonical-JSON fields: what the request carries and what
+    /// the pinned manifest digests.
+    pub fn fields(&self) -> [(&'static str, crate::json::Field<'_>); 4] {
+        use crate::json::Field;
+        [
+            ("forbidden_patterns", Field::Strs(&self.forbidden_patterns)),
+            ("id", Field::Str(&self.id)),
+            ("severity", Field::Str(&self.severity)),
+            ("text", Field::Str(&self.text)),
+        ]
+    }
+}
+
 /// How fabricated authority is recognised: claims that a role approved or instructed
 /// something, role markers, and what counts as approval in a user turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
