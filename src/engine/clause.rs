@@ -330,10 +330,11 @@ impl ClosedClauseVerifier {
                     Some(span),
                 ));
             }
-            let words: Vec<&str> = clause.split(' ').collect();
-            if !self.plain.contains(&folded)
-                && !self.templates.iter().any(|t| template_matches(t, &words))
-            {
+            let in_grammar = self.plain.contains(&folded) || {
+                let words: Vec<&str> = clause.split(' ').collect();
+                self.templates.iter().any(|t| template_matches(t, &words))
+            };
+            if !in_grammar {
                 return Err(fail(
                     format!("clause {number} of {total} is not in the grammar"),
                     Some(span),
