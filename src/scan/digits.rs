@@ -30,7 +30,10 @@ impl DigitRules {
 }
 
 /// The enabled keyword-less ASCII rules that declare `min_digits`, behind one set.
-pub(super) fn digit_rules(rules: &[Rule], enabled: &[bool]) -> Result<Option<DigitRules>, RuleError> {
+pub(super) fn digit_rules(
+    rules: &[Rule],
+    enabled: &[bool],
+) -> Result<Option<DigitRules>, RuleError> {
     let mut members = Vec::new();
     let mut mins = Vec::new();
     for (i, r) in rules.iter().enumerate() {

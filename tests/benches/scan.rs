@@ -218,7 +218,10 @@ fn small_fields(every: &Scanner) {
     let cases: [(&str, &str); 4] = [
         ("64-char hex digest", &digest),
         ("short id `SAFETY-1`", "SAFETY-1"),
-        ("predicate `deny(secret_disclosure)`", "deny(secret_disclosure)"),
+        (
+            "predicate `deny(secret_disclosure)`",
+            "deny(secret_disclosure)",
+        ),
         ("2 KB prose summary", &summary),
     ];
     println!("## cq scan cost per small field (median ns per call)\n");
