@@ -400,3 +400,20 @@ fn str_after(text: &str, start: usize, n: usize) -> &str {
     }
     text.get(start..end).unwrap_or("")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::name_start;
+
+    #[test]
+    fn key_prefix_reaches_back_like_a_bounded_leading_repetition() {
+        let hay = b"x = db.main_password = v";
+        // From `password` (at 12) back over name bytes, stopping at the space.
+        assert_eq!(name_start(hay, 12, 0, 40), 4);
+        // At most `max` bytes, never before where the search resumed.
+        assert_eq!(name_start(hay, 12, 0, 3), 9);
+        assert_eq!(name_start(hay, 12, 8, 40), 8);
+        // A leading `-D` flag is not part of the name, as `(?:-D)?` before the name made it.
+        assert_eq!(name_start(b" -Dsonar.login=", 3, 0, 40), 3);
+    }
+}
