@@ -117,9 +117,9 @@ pub struct Scanner {
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords or digit trigger: they run over the whole text.
     always: Vec<usize>,
-    /// Enabled digit-triggered rules, grouped by cluster threshold.
-    digit_groups: Vec<digits::DigitGroup>,
-    /// Whether each rule runs through `digit_groups` rather than on its own.
+    /// Enabled digit-triggered rules behind one regex set.
+    digit_rules: Option<digits::DigitRules>,
+    /// Whether each rule runs through `digit_rules` rather than on its own.
     in_group: Vec<bool>,
     /// Enabled rules that run over the whole field, most behind one regex-set pass.
     whole: whole::WholeField,
@@ -184,7 +184,7 @@ impl Scanner {
         }
         let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
-        let (digit_groups, in_group) = group_digit_rules(&rules, &enabled)?;
+        let (digit_rules, in_group) = group_digit_rules(&rules, &enabled)?;
         let whole = whole_field_rules(&rules, &enabled, &always);
         Ok(Scanner {
             rules,
@@ -192,7 +192,7 @@ impl Scanner {
             keywords,
             keyword_rules,
             always,
-            digit_groups,
+            digit_rules,
             in_group,
             whole,
             rules_sha256: rule::files_sha256(files),
@@ -219,11 +219,11 @@ impl Scanner {
                 enabled[i] |= selected;
             }
         }
-        let (digit_groups, in_group) = group_digit_rules(&self.rules, &enabled)?;
+        let (digit_rules, in_group) = group_digit_rules(&self.rules, &enabled)?;
         let whole = whole_field_rules(&self.rules, &enabled, &self.always);
         Ok(Scanner {
             enabled,
-            digit_groups,
+            digit_rules,
             in_group,
             whole,
             ..self.clone()
@@ -293,46 +293,39 @@ impl Scanner {
     fn scan_raw(&self, text: &str, decode: bool) -> Vec<RawMatch> {
         let bytes = text.as_bytes();
         let mut out = Vec::new();
-        let mut hits: Vec<Vec<usize>> = vec![Vec::new(); self.rules.len()];
+        // (rule, keyword position) pairs, so a field without keyword hits allocates nothing.
+        let mut hits: Vec<(usize, usize)> = Vec::new();
         if let Some(ac) = &self.keywords {
             for m in ac.find_iter(bytes) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
-                    if self.enabled[ri] && hits[ri].last() != Some(&m.start()) {
-                        hits[ri].push(m.start());
+                    if self.enabled[ri] {
+                        hits.push((ri, m.start()));
                     }
                 }
             }
         }
-        for (ri, positions) in hits.iter_mut().enumerate() {
-            if positions.is_empty() {
-                continue;
-            }
-            positions.sort_unstable();
+        hits.sort_unstable();
+        hits.dedup();
+        for group in hits.chunk_by(|a, b| a.0 == b.0) {
+            let ri = group[0].0;
             let rule = &self.rules[ri];
+            let positions = group.iter().map(|&(_, p)| p);
             for window in windows(bytes, positions, rule.window_before, rule.window) {
-                self.rules[ri].find_in(ri, text, window, &mut out);
+                rule.find_in(ri, text, window, &mut out);
             }
         }
-        let active = |g: &digits::DigitGroup| g.rules.iter().any(|&ri| self.enabled[ri]);
-        let clusters = if self.digit_groups.iter().any(active)
+        let needs_clusters = self.digit_rules.is_some()
             || self
                 .always
                 .iter()
-                .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some())
-        {
+                .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some());
+        let clusters = if needs_clusters && bytes.iter().any(u8::is_ascii_digit) {
             digits::clusters(bytes)
         } else {
             Vec::new()
         };
-        for g in self.digit_groups.iter().filter(|g| active(g)) {
-            for window in digits::windows(&clusters, g.min, bytes.len()) {
-                for idx in g.set.matches(&bytes[window.clone()]).iter() {
-                    let ri = g.rules[idx];
-                    if self.enabled[ri] {
-                        self.rules[ri].find_in(ri, text, window.clone(), &mut out);
-                    }
-                }
-            }
+        if let (Some(d), false) = (&self.digit_rules, clusters.is_empty()) {
+            self.scan_digit_rules(d, text, &clusters, &mut out);
         }
         for &ri in &self.always {
             if !self.enabled[ri] || self.in_group[ri] {
@@ -365,6 +358,38 @@ impl Scanner {
     }
 }
 
+impl Scanner {
+    /// Runs the digit-triggered rules: one set pass over the lowest threshold's windows, then
+    /// each rule the set reports in its own threshold's windows inside.
+    fn scan_digit_rules(
+        &self,
+        d: &digits::DigitRules,
+        text: &str,
+        clusters: &[digits::Cluster],
+        out: &mut Vec<RawMatch>,
+    ) {
+        let bytes = text.as_bytes();
+        let floor = d.floor();
+        // Windows per threshold, computed when a rule with that threshold first needs them.
+        let mut by_min: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
+        for outer in digits::windows(clusters, floor, bytes.len()) {
+            for idx in d.set.matches(&bytes[outer.clone()]).iter() {
+                let (ri, min) = (d.rules[idx], d.mins[idx]);
+                let pos = match by_min.iter().position(|(m, _)| *m == min) {
+                    Some(pos) => pos,
+                    None => {
+                        by_min.push((min, digits::windows(clusters, min, bytes.len())));
+                        by_min.len() - 1
+                    }
+                };
+                for window in digits::inside(&by_min[pos].1, &outer) {
+                    self.rules[ri].find_in(ri, text, window, out);
+                }
+            }
+        }
+    }
+}
+
 /// A match before it is turned into a [`Finding`].
 #[derive(Debug, Clone)]
 struct RawMatch {
@@ -376,15 +401,13 @@ struct RawMatch {
 fn group_digit_rules(
     rules: &[Rule],
     enabled: &[bool],
-) -> Result<(Vec<digits::DigitGroup>, Vec<bool>), RuleError> {
-    let groups = digits::groups(rules, enabled)?;
+) -> Result<(Option<digits::DigitRules>, Vec<bool>), RuleError> {
+    let digit_rules = digits::digit_rules(rules, enabled)?;
     let mut in_group = vec![false; rules.len()];
-    for g in &groups {
-        for &ri in &g.rules {
-            in_group[ri] = true;
-        }
+    for &ri in digit_rules.iter().flat_map(|d| &d.rules) {
+        in_group[ri] = true;
     }
-    Ok((groups, in_group))
+    Ok((digit_rules, in_group))
 }
 
 /// The enabled keyword-less rules without a digit trigger, which run over the whole field.
@@ -454,9 +477,14 @@ fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
 }
 
 /// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
-fn windows(bytes: &[u8], positions: &[usize], before: usize, after: usize) -> Vec<Range<usize>> {
+fn windows(
+    bytes: &[u8],
+    positions: impl Iterator<Item = usize>,
+    before: usize,
+    after: usize,
+) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
-    for &p in positions {
+    for p in positions {
         let start = if before >= WINDOW_BEFORE {
             line_start(bytes, p.saturating_sub(before))
         } else {

@@ -3,51 +3,74 @@
 //! by single separators) and those rules run only in small windows around clusters that hold
 //! enough digits, instead of over the whole text.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 use regex::bytes::{RegexSet, RegexSetBuilder};
 
 use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
 
-/// The digit-triggered rules that share one cluster threshold, with one regex set that tells,
-/// per window, which of them can match at all (one pass instead of one per rule).
+/// The enabled digit-triggered rules and one regex set over all of them. The set runs once over
+/// the windows of the lowest threshold (which contain every higher threshold's windows) and
+/// tells which rules can match there at all; each of those then runs in its own threshold's
+/// windows inside. A rule's regex runs on a window only if the set says it matches somewhere
+/// around it, so findings are those of running every rule in all of its windows.
 #[derive(Debug, Clone)]
-pub(super) struct DigitGroup {
-    pub min: usize,
+pub(super) struct DigitRules {
+    /// Rule indexes in set pattern order, and each rule's cluster threshold.
     pub rules: Vec<usize>,
+    pub mins: Vec<usize>,
     pub set: RegexSet,
 }
 
-/// Groups the enabled keyword-less ASCII rules that declare `min_digits` by threshold.
-pub(super) fn groups(rules: &[Rule], enabled: &[bool]) -> Result<Vec<DigitGroup>, RuleError> {
-    let mut by_min: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+impl DigitRules {
+    /// The lowest threshold: its windows contain every other rule's windows.
+    pub fn floor(&self) -> usize {
+        self.mins.iter().copied().min().unwrap_or(1)
+    }
+}
+
+/// The enabled keyword-less ASCII rules that declare `min_digits`, behind one set.
+pub(super) fn digit_rules(
+    rules: &[Rule],
+    enabled: &[bool],
+) -> Result<Option<DigitRules>, RuleError> {
+    let mut members = Vec::new();
+    let mut mins = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         if !enabled.get(i).copied().unwrap_or(false) {
             continue;
         }
         if let (Some(min), true, false) = (r.min_digits, r.keywords.is_empty(), r.unicode) {
-            by_min.entry(min).or_default().push(i);
+            members.push(i);
+            mins.push(min);
         }
     }
-    by_min
-        .into_iter()
-        .map(|(min, members)| {
-            let set = RegexSetBuilder::new(members.iter().map(|&i| rules[i].pattern.as_str()))
-                .unicode(false)
-                .size_limit(REGEX_SIZE_LIMIT * 4)
-                .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
-                .build()
-                .map_err(|e| RuleError::Regex {
-                    id: format!("digit rules with min_digits = {min}"),
-                    reason: e.to_string(),
-                })?;
-            Ok(DigitGroup {
-                min,
-                rules: members,
-                set,
-            })
-        })
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let set = RegexSetBuilder::new(members.iter().map(|&i| rules[i].pattern.as_str()))
+        .unicode(false)
+        .size_limit(REGEX_SIZE_LIMIT * 4)
+        .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
+        .build()
+        .map_err(|e| RuleError::Regex {
+            id: "digit-triggered rules (min_digits)".to_owned(),
+            reason: e.to_string(),
+        })?;
+    Ok(Some(DigitRules {
+        rules: members,
+        mins,
+        set,
+    }))
+}
+
+/// The windows in `windows` (sorted, disjoint) that lie inside `outer`.
+pub(super) fn inside(windows: &[Range<usize>], outer: &Range<usize>) -> Vec<Range<usize>> {
+    let from = windows.partition_point(|w| w.start < outer.start);
+    windows[from..]
+        .iter()
+        .take_while(|w| w.end <= outer.end)
+        .cloned()
         .collect()
 }
 

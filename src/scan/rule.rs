@@ -133,6 +133,10 @@ pub struct Rule {
     /// Keyword-less rules whose matches hold at least this many digits in one cluster run only
     /// around such clusters.
     pub min_digits: Option<usize>,
+    /// The `key` group also takes up to this many name bytes (`[A-Za-z0-9_.-]`) just before
+    /// where the regex matched it, as a leading `(?:-D)?[a-z0-9_.-]{0,N}` in the regex would,
+    /// without the cost of that leading repetition in every search.
+    pub key_prefix: usize,
     regex: Regex,
     /// The regex source and its Unicode mode, for building shared regex sets.
     pub(super) pattern: String,
@@ -176,6 +180,8 @@ struct RuleSpec {
     #[serde(default)]
     standalone: bool,
     min_digits: Option<usize>,
+    #[serde(default)]
+    key_prefix: usize,
 }
 
 pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
@@ -235,6 +241,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             .min(1 << 16),
         standalone: spec.standalone,
         min_digits: spec.min_digits,
+        key_prefix: spec.key_prefix.min(1 << 10),
         regex,
         pattern: spec.regex,
         unicode: spec.unicode,
@@ -281,7 +288,11 @@ impl Rule {
         let Some(hay) = text.as_bytes().get(window.clone()) else {
             return;
         };
+        // Where the previous match ended: the search resumed there, so no key reaches before it.
+        let mut searched_from = 0;
         for caps in self.regex.captures_iter(hay) {
+            let floor = searched_from;
+            searched_from = caps.get(0).map_or(searched_from, |m| m.end());
             let first_value = || {
                 caps.iter()
                     .zip(self.regex.capture_names())
@@ -302,9 +313,10 @@ impl Rule {
             if secret.is_empty() {
                 continue;
             }
-            let key = caps
-                .name("key")
-                .and_then(|k| text.get(window.start + k.start()..window.start + k.end()));
+            let key = caps.name("key").and_then(|k| {
+                let start = name_start(hay, k.start(), floor, self.key_prefix);
+                text.get(window.start + start..window.start + k.end())
+            });
             let ctx = MatchCtx {
                 secret,
                 key,
@@ -354,6 +366,25 @@ impl Rule {
     }
 }
 
+/// How far a name reaches back from `at` in `hay`: over at most `max` name bytes, not before
+/// `floor`, and without a leading `-D` (a Java system-property flag, `-Dsonar.login=...`).
+fn name_start(hay: &[u8], at: usize, floor: usize, max: usize) -> usize {
+    let floor = floor.max(at.saturating_sub(max)).min(at);
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    let start = hay[floor..at]
+        .iter()
+        .rposition(|&b| !name_byte(b))
+        .map_or(floor, |i| floor + i + 1);
+    let flag = hay
+        .get(start..start + 2)
+        .is_some_and(|f| f.eq_ignore_ascii_case(b"-d"));
+    if flag && start + 2 <= at {
+        start + 2
+    } else {
+        start
+    }
+}
+
 fn str_before(text: &str, end: usize, n: usize) -> &str {
     let mut start = end.saturating_sub(n);
     while start < end && !text.is_char_boundary(start) {
@@ -368,4 +399,21 @@ fn str_after(text: &str, start: usize, n: usize) -> &str {
         end -= 1;
     }
     text.get(start..end).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_start;
+
+    #[test]
+    fn key_prefix_reaches_back_like_a_bounded_leading_repetition() {
+        let hay = b"x = db.main_password = v";
+        // From `password` (at 12) back over name bytes, stopping at the space.
+        assert_eq!(name_start(hay, 12, 0, 40), 4);
+        // At most `max` bytes, never before where the search resumed.
+        assert_eq!(name_start(hay, 12, 0, 3), 9);
+        assert_eq!(name_start(hay, 12, 8, 40), 8);
+        // A leading `-D` flag is not part of the name, as `(?:-D)?` before the name made it.
+        assert_eq!(name_start(b" -Dsonar.login=", 3, 0, 40), 3);
+    }
 }

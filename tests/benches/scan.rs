@@ -2,7 +2,9 @@
 //! corpus (80% real prose lines from `tests/prose`, 12% code, config, JSON, logs and encoded
 //! blobs, 8% lines with planted secrets and PII) with every rule on,
 //! and the same corpus through Yelp's `detect-secrets` (installed from PyPI into a venv under the
-//! target directory) for a ratio measured in the same run. Prints markdown tables.
+//! target directory) for a ratio measured in the same run; then the cost of one call on the small
+//! fields the gate scans (a hex digest, a short id, a 2 KB summary). Prints markdown tables.
+//! `CQ_BENCH_QUICK=1` prints only the corpus time, `CQ_BENCH_SMALL=1` only the small fields.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -181,6 +183,61 @@ fn time_detect_secrets(bin: &Path, file: &Path) -> Result<Duration, String> {
     Ok(elapsed)
 }
 
+/// Median nanoseconds per `scan_text` call on `field`, over batches of calls.
+fn ns_per_call(scanner: &Scanner, field: &str) -> f64 {
+    const BATCH: usize = 64;
+    let mut per_call: Vec<f64> = (0..301)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..BATCH {
+                std::hint::black_box(scanner.scan_text("f", std::hint::black_box(field)));
+            }
+            start.elapsed().as_nanos() as f64 / BATCH as f64
+        })
+        .collect();
+    per_call.sort_by(f64::total_cmp);
+    per_call[per_call.len() / 2]
+}
+
+/// The gate scans about 90 short strings per call (digests, ids, predicates, a summary), so
+/// per-call overhead matters there more than throughput.
+fn small_fields(every: &Scanner) {
+    let default_rules = Scanner::builtin().expect("built-in rules compile");
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let digest = rng.token(HEX, 64);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let prose = std::fs::read_to_string(root.join("tests/prose/crate-docs.md")).unwrap_or_default();
+    let mut summary = String::new();
+    for line in prose.lines().filter(|l| l.len() > 20) {
+        if summary.len() + line.len() > 2048 {
+            break;
+        }
+        summary.push_str(line);
+        summary.push('\n');
+    }
+    let cases: [(&str, &str); 4] = [
+        ("64-char hex digest", &digest),
+        ("short id `SAFETY-1`", "SAFETY-1"),
+        (
+            "predicate `deny(secret_disclosure)`",
+            "deny(secret_disclosure)",
+        ),
+        ("2 KB prose summary", &summary),
+    ];
+    println!("## cq scan cost per small field (median ns per call)\n");
+    println!("| field | bytes | default rules | every rule |");
+    println!("|---|---|---|---|");
+    for (name, field) in cases {
+        println!(
+            "| {name} | {} | {:.0} ns | {:.0} ns |",
+            field.len(),
+            ns_per_call(&default_rules, field),
+            ns_per_call(every, field)
+        );
+    }
+    println!();
+}
+
 fn main() {
     let text = corpus();
     let parts = fields(&text);
@@ -236,6 +293,10 @@ fn main() {
             println!("{rule}: {n}");
         }
     }
+    if std::env::var_os("CQ_BENCH_SMALL").is_some() {
+        small_fields(&scanner);
+        return;
+    }
     if std::env::var_os("CQ_BENCH_QUICK").is_some() {
         println!("quick: {:.3} s, {} findings", best.as_secs_f64(), findings);
         return;
@@ -285,6 +346,8 @@ fn main() {
         "\nrule pack compile time: {:.1} ms\n",
         compile.as_secs_f64() * 1000.0
     );
+
+    small_fields(&scanner);
 
     println!("## cq vs detect-secrets (same corpus, same run)\n");
     let file = target_dir().join("bench-scan-corpus.txt");
