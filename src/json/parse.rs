@@ -125,6 +125,8 @@ pub fn parse_python(input: &[u8]) -> Result<Value, ParseError> {
 }
 
 struct Parser<'a> {
+    /// The input, checked to be UTF-8 before parsing starts.
+    text: &'a str,
     bytes: &'a [u8],
     pos: usize,
     limits: Limits,
@@ -143,12 +145,15 @@ impl<'a> Parser<'a> {
                 kind,
             });
         }
-        if let Err(err) = std::str::from_utf8(input) {
-            return Err(ParseError {
-                offset: err.valid_up_to(),
-                kind: ParseErrorKind::InvalidUtf8,
-            });
-        }
+        let text = match std::str::from_utf8(input) {
+            Ok(text) => text,
+            Err(err) => {
+                return Err(ParseError {
+                    offset: err.valid_up_to(),
+                    kind: ParseErrorKind::InvalidUtf8,
+                })
+            }
+        };
         if input.starts_with(&[0xEF, 0xBB, 0xBF]) {
             return Err(ParseError {
                 offset: 0,
@@ -156,6 +161,7 @@ impl<'a> Parser<'a> {
             });
         }
         let mut parser = Parser {
+            text,
             bytes: input,
             pos: 0,
             limits,
@@ -189,8 +195,8 @@ impl<'a> Parser<'a> {
     }
 
     fn rest_str(&self) -> &str {
-        // The input was checked to be UTF-8 and `pos` only stops on character boundaries.
-        std::str::from_utf8(&self.bytes[self.pos..]).unwrap_or("")
+        // `pos` only stops on character boundaries.
+        self.text.get(self.pos..).unwrap_or("")
     }
 
     fn skip_ws(&mut self) {
@@ -332,7 +338,7 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
             }
             // Stopped on an ASCII byte, so this slice ends on a character boundary.
-            out.push_str(std::str::from_utf8(&self.bytes[start..self.pos]).unwrap_or(""));
+            out.push_str(self.text.get(start..self.pos).unwrap_or(""));
             match self.peek() {
                 None => return Err(self.error(ParseErrorKind::UnexpectedEnd)),
                 Some(b'"') => {
