@@ -605,3 +605,41 @@ fn invalid_requests_are_refused_with_what_and_where() {
         .unwrap_err();
     assert!(err.contains("request.tenant_id: field is missing"), "{err}");
 }
+
+#[test]
+fn the_request_digest_is_the_canonical_digest_of_the_request_document() {
+    // `GateRequest::canonical` writes the request directly; it must be the canonical text of
+    // the `cq.request.v1` document it was read from, whatever the document's key order.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    let mut files: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10);
+    for file in files {
+        let text = std::fs::read(&file).unwrap();
+        let document = json::parse(&text, &json::Limits::default()).unwrap();
+        let request = GateRequest::from_value(&document).unwrap();
+        assert_eq!(
+            request.canonical(),
+            json::canonical(&document).unwrap(),
+            "{}",
+            file.display()
+        );
+    }
+    let failed = requests::with_output(&requests::engine("default"), DEFAULT_CLEAN, |_| {});
+    let mut failed_request = GateRequest::from_value(&failed).unwrap();
+    failed_request.summarizer = cq::engine::SummarizerOutput::Failed("timeout".into());
+    let written = failed_request.canonical();
+    let summarizer = json::parse(written.as_bytes(), &json::Limits::default())
+        .unwrap()
+        .get("summarizer")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        json::canonical(&summarizer).unwrap(),
+        r#"{"error":"timeout","model_revision":"test-model-1","raw_output":null}"#
+    );
+}
