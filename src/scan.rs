@@ -359,8 +359,8 @@ impl Scanner {
 }
 
 impl Scanner {
-    /// Runs the digit-triggered rules: per threshold, one set pass over each of its windows,
-    /// then each rule the set reports in that window.
+    /// Runs the digit-triggered rules: one set pass over the lowest threshold's windows, then
+    /// each rule the set reports in its own threshold's windows inside.
     fn scan_digit_rules(
         &self,
         d: &digits::DigitRules,
@@ -369,10 +369,21 @@ impl Scanner {
         out: &mut Vec<RawMatch>,
     ) {
         let bytes = text.as_bytes();
-        for tier in &d.tiers {
-            for window in digits::windows(clusters, tier.min, bytes.len()) {
-                for ri in tier.to_run(&bytes[window.clone()]) {
-                    self.rules[ri].find_in(ri, text, window.clone(), out);
+        let floor = d.floor();
+        // Windows per threshold, computed when a rule with that threshold first needs them.
+        let mut by_min: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
+        for outer in digits::windows(clusters, floor, bytes.len()) {
+            for idx in d.set.matches(&bytes[outer.clone()]).iter() {
+                let (ri, min) = (d.rules[idx], d.mins[idx]);
+                let pos = match by_min.iter().position(|(m, _)| *m == min) {
+                    Some(pos) => pos,
+                    None => {
+                        by_min.push((min, digits::windows(clusters, min, bytes.len())));
+                        by_min.len() - 1
+                    }
+                };
+                for window in digits::inside(&by_min[pos].1, &outer) {
+                    self.rules[ri].find_in(ri, text, window, out);
                 }
             }
         }
@@ -393,7 +404,7 @@ fn group_digit_rules(
 ) -> Result<(Option<digits::DigitRules>, Vec<bool>), RuleError> {
     let digit_rules = digits::digit_rules(rules, enabled)?;
     let mut in_group = vec![false; rules.len()];
-    for ri in digit_rules.iter().flat_map(|d| d.rules()) {
+    for &ri in digit_rules.iter().flat_map(|d| &d.rules) {
         in_group[ri] = true;
     }
     Ok((digit_rules, in_group))

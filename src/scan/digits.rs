@@ -9,78 +9,69 @@ use regex::bytes::{RegexSet, RegexSetBuilder};
 
 use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
 
-/// The enabled digit-triggered rules, grouped by cluster threshold. Rules that share a threshold
-/// share its windows, and one regex set over them tells, per window, which of them match there
-/// at all; only those run. The set answers exactly what each rule's own regex would over the
-/// same window, so findings are those of running every rule in all of its windows.
+/// The enabled digit-triggered rules and one regex set over all of them. The set runs once over
+/// the windows of the lowest threshold (which contain every higher threshold's windows) and
+/// tells which rules can match there at all; each of those then runs in its own threshold's
+/// windows inside. A rule's regex runs on a window only if the set says it matches somewhere
+/// around it, so findings are those of running every rule in all of its windows.
 #[derive(Debug, Clone)]
 pub(super) struct DigitRules {
-    pub tiers: Vec<Tier>,
-}
-
-/// The rules with one cluster threshold; the set is there only when they are more than one.
-#[derive(Debug, Clone)]
-pub(super) struct Tier {
-    pub min: usize,
-    /// Rule indexes in set pattern order.
+    /// Rule indexes in set pattern order, and each rule's cluster threshold.
     pub rules: Vec<usize>,
-    pub set: Option<RegexSet>,
-}
-
-impl Tier {
-    /// The rules among this tier's that can match in `window`, in set pattern order.
-    pub fn to_run(&self, window: &[u8]) -> Vec<usize> {
-        match &self.set {
-            Some(set) => set.matches(window).iter().map(|i| self.rules[i]).collect(),
-            None => self.rules.clone(),
-        }
-    }
+    pub mins: Vec<usize>,
+    pub set: RegexSet,
 }
 
 impl DigitRules {
-    /// Every rule in every tier.
-    pub fn rules(&self) -> impl Iterator<Item = usize> + '_ {
-        self.tiers.iter().flat_map(|t| t.rules.iter().copied())
+    /// The lowest threshold: its windows contain every other rule's windows.
+    pub fn floor(&self) -> usize {
+        self.mins.iter().copied().min().unwrap_or(1)
     }
 }
 
-/// The enabled keyword-less ASCII rules that declare `min_digits`, one tier per threshold.
+/// The enabled keyword-less ASCII rules that declare `min_digits`, behind one set.
 pub(super) fn digit_rules(
     rules: &[Rule],
     enabled: &[bool],
 ) -> Result<Option<DigitRules>, RuleError> {
-    let mut tiers: Vec<Tier> = Vec::new();
+    let mut members = Vec::new();
+    let mut mins = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         if !enabled.get(i).copied().unwrap_or(false) {
             continue;
         }
         if let (Some(min), true, false) = (r.min_digits, r.keywords.is_empty(), r.unicode) {
-            match tiers.iter_mut().find(|t| t.min == min) {
-                Some(t) => t.rules.push(i),
-                None => tiers.push(Tier {
-                    min,
-                    rules: vec![i],
-                    set: None,
-                }),
-            }
+            members.push(i);
+            mins.push(min);
         }
     }
-    if tiers.is_empty() {
+    if members.is_empty() {
         return Ok(None);
     }
-    for t in tiers.iter_mut().filter(|t| t.rules.len() > 1) {
-        let set = RegexSetBuilder::new(t.rules.iter().map(|&i| rules[i].pattern.as_str()))
-            .unicode(false)
-            .size_limit(REGEX_SIZE_LIMIT * 4)
-            .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
-            .build()
-            .map_err(|e| RuleError::Regex {
-                id: format!("digit-triggered rules (min_digits = {})", t.min),
-                reason: e.to_string(),
-            })?;
-        t.set = Some(set);
-    }
-    Ok(Some(DigitRules { tiers }))
+    let set = RegexSetBuilder::new(members.iter().map(|&i| rules[i].pattern.as_str()))
+        .unicode(false)
+        .size_limit(REGEX_SIZE_LIMIT * 4)
+        .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
+        .build()
+        .map_err(|e| RuleError::Regex {
+            id: "digit-triggered rules (min_digits)".to_owned(),
+            reason: e.to_string(),
+        })?;
+    Ok(Some(DigitRules {
+        rules: members,
+        mins,
+        set,
+    }))
+}
+
+/// The windows in `windows` (sorted, disjoint) that lie inside `outer`.
+pub(super) fn inside(windows: &[Range<usize>], outer: &Range<usize>) -> Vec<Range<usize>> {
+    let from = windows.partition_point(|w| w.start < outer.start);
+    windows[from..]
+        .iter()
+        .take_while(|w| w.end <= outer.end)
+        .cloned()
+        .collect()
 }
 
 /// Bytes added on each side of a cluster (room for prefixes such as `DE`, `+`, `NRIC `).
