@@ -17,6 +17,7 @@ mod filter;
 mod ids;
 mod net;
 mod rule;
+mod shape;
 mod validate;
 mod values;
 mod whole;

@@ -12,6 +12,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::shape::{self, ValueShape};
 use super::validate::{self, Outcome, Validator};
 use super::{filter, RawMatch};
 
@@ -138,6 +139,8 @@ pub struct Rule {
     /// without the cost of that leading repetition in every search.
     pub key_prefix: usize,
     regex: Regex,
+    /// Where the value sits in a match, so most matches need no capture extraction.
+    value_shape: ValueShape,
     /// The regex source and its Unicode mode, for building shared regex sets.
     pub(super) pattern: String,
     pub(super) unicode: bool,
@@ -219,6 +222,9 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             )
         }
     };
+    let groups = regex.captures_len().saturating_sub(1);
+    let first_name = regex.capture_names().nth(1).flatten();
+    let value_shape = shape::value_shape(&spec.regex, spec.unicode, groups, first_name);
     let entity = spec
         .entity
         .unwrap_or_else(|| spec.category.default_entity().to_owned());
@@ -243,6 +249,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         min_digits: spec.min_digits,
         key_prefix: spec.key_prefix.min(1 << 10),
         regex,
+        value_shape,
         pattern: spec.regex,
         unicode: spec.unicode,
         validator,
@@ -288,49 +295,96 @@ impl Rule {
         let Some(hay) = text.as_bytes().get(window.clone()) else {
             return;
         };
+        if self.value_shape == ValueShape::Captures {
+            self.find_with_captures(index, text, window, out);
+            return;
+        }
+        for m in self.regex.find_iter(hay) {
+            let value = match self.value_shape.value(m.range()) {
+                Some(value) => value,
+                // Only a match at the window's start is ambiguous; its captures decide.
+                None => match self.regex.captures(hay).and_then(|c| self.value_group(&c)) {
+                    Some(v) => v.range(),
+                    None => continue,
+                },
+            };
+            let span = window.start + value.start..window.start + value.end;
+            self.push_if_accepted(index, text, span, None, out);
+        }
+    }
+
+    /// [`Rule::find_in`] for regexes whose value span needs capture extraction.
+    fn find_with_captures(
+        &self,
+        index: usize,
+        text: &str,
+        window: Range<usize>,
+        out: &mut Vec<RawMatch>,
+    ) {
+        let Some(hay) = text.as_bytes().get(window.clone()) else {
+            return;
+        };
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
         for caps in self.regex.captures_iter(hay) {
             let floor = searched_from;
             searched_from = caps.get(0).map_or(searched_from, |m| m.end());
-            let first_value = || {
-                caps.iter()
-                    .zip(self.regex.capture_names())
-                    .skip(1)
-                    .find_map(|(m, name)| if name == Some("key") { None } else { m })
-            };
-            let Some(m) = caps
-                .name("secret")
-                .or_else(first_value)
-                .or_else(|| caps.get(0))
-            else {
+            let Some(m) = self.value_group(&caps) else {
                 continue;
             };
             let span = window.start + m.start()..window.start + m.end();
-            let Some(secret) = text.get(span.clone()) else {
-                continue;
-            };
-            if secret.is_empty() {
-                continue;
-            }
             let key = caps.name("key").and_then(|k| {
                 let start = name_start(hay, k.start(), floor, self.key_prefix);
                 text.get(window.start + start..window.start + k.end())
             });
-            let ctx = MatchCtx {
-                secret,
-                key,
-                before: str_before(text, span.start, 48),
-                after: str_after(text, span.end, 48),
-                keywords: &self.keywords,
-            };
-            if let Some(c) = self.accept(&ctx) {
-                out.push(RawMatch {
-                    rule: index,
-                    span,
-                    confidence: c,
-                });
-            }
+            self.push_if_accepted(index, text, span, key, out);
+        }
+    }
+
+    /// The value: the `secret` group, else the first group that is not `key`, else the match.
+    fn value_group<'h>(
+        &self,
+        caps: &regex::bytes::Captures<'h>,
+    ) -> Option<regex::bytes::Match<'h>> {
+        let first_value = || {
+            caps.iter()
+                .zip(self.regex.capture_names())
+                .skip(1)
+                .find_map(|(m, name)| if name == Some("key") { None } else { m })
+        };
+        caps.name("secret")
+            .or_else(first_value)
+            .or_else(|| caps.get(0))
+    }
+
+    /// Validates the value at `span` of `text` and records it when accepted.
+    fn push_if_accepted(
+        &self,
+        index: usize,
+        text: &str,
+        span: Range<usize>,
+        key: Option<&str>,
+        out: &mut Vec<RawMatch>,
+    ) {
+        let Some(secret) = text.get(span.clone()) else {
+            return;
+        };
+        if secret.is_empty() {
+            return;
+        }
+        let ctx = MatchCtx {
+            secret,
+            key,
+            before: str_before(text, span.start, 48),
+            after: str_after(text, span.end, 48),
+            keywords: &self.keywords,
+        };
+        if let Some(c) = self.accept(&ctx) {
+            out.push(RawMatch {
+                rule: index,
+                span,
+                confidence: c,
+            });
         }
     }
 

@@ -6,7 +6,8 @@
 //!
 //! Opt-in rules (plain URLs, dates) are broad and match almost every field; a set would only
 //! add a pass for them, so they run directly, as do rules that opt into Unicode (the set is
-//! compiled with ASCII semantics).
+//! compiled with ASCII semantics). An opt-in rule with the very regex of a gated rule (reserved
+//! IPv6 addresses) is gated on that rule's answer, which is its own.
 
 use regex::bytes::{RegexSet, RegexSetBuilder};
 
@@ -18,6 +19,8 @@ pub(super) struct WholeField {
     set: Option<RegexSet>,
     /// Rule indexes in set pattern order.
     gated: Vec<usize>,
+    /// Opt-in rules with the same regex as a gated rule, and that rule's set pattern index.
+    aliases: Vec<(usize, usize)>,
     direct: Vec<usize>,
 }
 
@@ -46,14 +49,28 @@ impl WholeField {
             .size_limit(REGEX_SIZE_LIMIT * 4)
             .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
             .build();
+        let same_regex = |ri: usize| {
+            gated
+                .iter()
+                .position(|&g| rules[g].pattern == rules[ri].pattern && !rules[ri].unicode)
+        };
+        let aliases: Vec<(usize, usize)> = direct
+            .iter()
+            .filter_map(|&ri| same_regex(ri).map(|at| (ri, at)))
+            .collect();
+        direct.retain(|ri| !aliases.iter().any(|(a, _)| a == ri));
         match set {
             Ok(set) => WholeField {
                 set: Some(set),
                 gated,
+                aliases,
                 direct,
             },
             // Each rule compiled alone; without the set they simply all run.
-            Err(_) => WholeField::ungated(gated, direct),
+            Err(_) => {
+                direct.extend(aliases.iter().map(|&(ri, _)| ri));
+                WholeField::ungated(gated, direct)
+            }
         }
     }
 
@@ -64,16 +81,20 @@ impl WholeField {
         WholeField {
             set: None,
             gated,
+            aliases: Vec::new(),
             direct,
         }
     }
 
-    /// The rules to run over `bytes`, in rule order: the direct ones and the gated ones whose
-    /// regex matches somewhere in `bytes`.
+    /// The rules to run over `bytes`, in rule order: the direct ones and the gated ones (and
+    /// their aliases) whose regex matches somewhere in `bytes`.
     pub(super) fn to_run(&self, bytes: &[u8]) -> Vec<usize> {
         let mut out = self.direct.clone();
         if let Some(set) = &self.set {
-            out.extend(set.matches(bytes).iter().map(|i| self.gated[i]));
+            for i in set.matches(bytes).iter() {
+                out.push(self.gated[i]);
+                out.extend(self.aliases.iter().filter(|a| a.1 == i).map(|a| a.0));
+            }
             out.sort_unstable();
         }
         out
@@ -96,5 +117,10 @@ mod tests {
         assert_eq!(w.to_run(b"plain text"), vec![url]);
         // The IPv6 regex also matches the MAC address (its validator rejects it later).
         assert_eq!(w.to_run(b"at 00:1A:2B:3C:4D:5E"), vec![ipv6, mac, url]);
+        // The opt-in reserved-address rule shares the IPv6 regex, so it shares its gate.
+        let reserved = find("ipv6-reserved-address");
+        let w = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url]);
+        assert_eq!(w.to_run(b"plain text"), vec![url]);
+        assert_eq!(w.to_run(b"at ::1"), vec![ipv6, reserved, url]);
     }
 }
