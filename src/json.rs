@@ -16,8 +16,8 @@ mod value;
 
 pub use canonical::{canonical, canonical_sha256, sha256_hex, to_ascii, CanonicalError};
 pub use fields::{
-    canonical_array, canonical_object, canonical_str, object_sha256, object_value, write_object,
-    write_strings, Field,
+    canonical_array, canonical_object, canonical_str, object_value, write_object, write_strings,
+    Field,
 };
 pub use parse::{parse, parse_python, shown_key, Limits, ParseError, ParseErrorKind};
 pub use value::{object, Number, Value};

@@ -74,7 +74,7 @@ pub fn new_compaction(
         tenant_id: request.tenant_id.clone(),
         task_id: request.task_id.clone(),
         request_sha256: report.request_sha256.clone(),
-        request_json: json::canonical(&request.to_value())?,
+        request_json: request.canonical(),
         summary_sha256: report.summary_sha256.clone().unwrap_or_default(),
         source_population_sha256: report.source_population_sha256.clone(),
         report: new_report(report, outcome.summary_text.as_deref())?,

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::canonical::{sha256_hex, write_string};
+use super::canonical::write_string;
 use super::value::{object, Value};
 
 /// One member of a fixed-shape body, borrowed.
@@ -97,11 +97,6 @@ fn capacity(fields: &[(&str, Field<'_>)]) -> usize {
     values + 2
 }
 
-/// SHA-256 (lower-case hex) of one body's canonical text.
-pub fn object_sha256(fields: &mut [(&str, Field<'_>)]) -> String {
-    sha256_hex(canonical_object(fields).as_bytes())
-}
-
 /// The canonical text of an array whose items are written by `item`.
 pub fn canonical_array<T>(items: &[T], mut item: impl FnMut(&mut String, &T)) -> String {
     let mut out = String::with_capacity(64 + 256 * items.len());
@@ -160,7 +155,6 @@ mod tests {
         let text = canonical_object(&mut fields);
         assert_eq!(canonical(&object_value(&fields)).unwrap(), text);
         assert!(text.starts_with(r#"{"Upper":false,"alpha":-42,"#));
-        assert_eq!(object_sha256(&mut fields), sha256_hex(text.as_bytes()));
     }
 
     #[test]
