@@ -589,6 +589,22 @@ mod tests {
     }
 
     #[test]
+    fn url_login_is_not_an_email_address() {
+        let s = Scanner::builtin().unwrap();
+        let ids = |text: &str| -> Vec<String> {
+            s.scan_text("t", text)
+                .into_iter()
+                .map(|f| f.rule_id)
+                .collect()
+        };
+        let db = "DATABASE_URL=postgres://app:Qv7rX2mLp9Tz@db-prod.acme.io:5432/app";
+        assert_eq!(ids(db), vec!["url-credentials"]);
+        // An address in a URL's query is still an e-mail address.
+        let query = "see https://shop.acme.io/u?email=jane.roe@mailbox.org for details";
+        assert_eq!(ids(query), vec!["email-address"]);
+    }
+
+    #[test]
     fn scanner_is_send_and_sync() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Scanner>();

@@ -34,7 +34,21 @@ pub(super) fn email(ctx: &MatchCtx<'_>) -> Outcome {
     if file_ext.contains(&tld) {
         return Outcome::Reject;
     }
+    if in_url_userinfo(ctx.before) {
+        return Outcome::Reject;
+    }
     Outcome::Neutral
+}
+
+/// Whether text ending in `before` is inside a URL's user-info: after `scheme://` with no path,
+/// query, fragment or space since. There `user@host` or `user:password@host` is a login, not
+/// an e-mail address (`url-credentials` reports the password).
+fn in_url_userinfo(before: &str) -> bool {
+    before.rfind("://").is_some_and(|at| {
+        !before[at + 3..].bytes().any(|b| {
+            b.is_ascii_whitespace() || matches!(b, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>')
+        })
+    })
 }
 
 pub(super) fn prev_char(ctx: &MatchCtx<'_>) -> Option<char> {
