@@ -154,8 +154,10 @@ pub(super) fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
     {
         return Outcome::Reject;
     }
-    let seps: String = ctx.secret.chars().filter(|c| "./".contains(*c)).collect();
-    if !seps.is_empty() && ctx.secret.matches('.').count() == 1 {
+    // The number before any extension (`x623`, `ext. 12`).
+    let number = ctx.secret.split(['x', 'X', 'e', 'E']).next().unwrap_or("");
+    let seps: String = number.chars().filter(|c| "./".contains(*c)).collect();
+    if !seps.is_empty() && number.matches('.').count() == 1 {
         return Outcome::Reject;
     }
     Outcome::Neutral
