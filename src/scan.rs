@@ -297,7 +297,9 @@ impl Scanner {
         // (rule, keyword position) pairs, so a field without keyword hits allocates nothing.
         let mut hits: Vec<(usize, usize)> = Vec::new();
         if let Some(ac) = &self.keywords {
-            for m in ac.find_iter(bytes) {
+            // Every occurrence of every keyword, overlaps included: a keyword that starts inside
+            // another one's hit (`key "` in `apikey "`) still selects its rules.
+            for m in ac.find_overlapping_iter(bytes) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
                     if self.enabled[ri] {
                         hits.push((ri, m.start()));
@@ -446,29 +448,9 @@ fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
     if patterns.is_empty() {
         return Ok((None, keyword_rules, always));
     }
-    // The scan reports leftmost-longest keyword hits without overlaps, so a keyword also
-    // selects the rules of every keyword nested inside it (`password` selects `pass`'s rules).
-    let nested: Vec<Vec<usize>> = patterns
-        .iter()
-        .map(|outer| {
-            let mut extra: Vec<usize> = patterns
-                .iter()
-                .zip(&keyword_rules)
-                .filter(|(inner, _)| *inner != outer && outer.contains(inner.as_str()))
-                .flat_map(|(_, rs)| rs.iter().copied())
-                .collect();
-            extra.sort_unstable();
-            extra
-        })
-        .collect();
-    for (rs, extra) in keyword_rules.iter_mut().zip(nested) {
-        rs.extend(extra);
-        rs.sort_unstable();
-        rs.dedup();
-    }
     let ac = AhoCorasick::builder()
         .ascii_case_insensitive(true)
-        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        .match_kind(aho_corasick::MatchKind::Standard)
         .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(&patterns)
         .map_err(|e| RuleError::Keywords {

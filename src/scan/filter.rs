@@ -49,8 +49,6 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "replaceme",
     "******",
     "......",
-    "${",
-    "{{",
     "<%",
     "abcdefg",
     "0123456789",
@@ -67,7 +65,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// Whether `s` looks like a placeholder: a known word, a template reference, or one character
 /// repeated for most of its length.
 pub(super) fn is_placeholder(s: &str) -> bool {
-    if has_placeholder_word(s) {
+    if has_placeholder_word(s) || has_expansion(s) || says_fake(s) {
         return true;
     }
     let ends_here = s.len() >= 4 && s.as_bytes()[s.len() - 4..].eq_ignore_ascii_case(b"here");
@@ -76,8 +74,8 @@ pub(super) fn is_placeholder(s: &str) -> bool {
     }
     let b = s.as_bytes();
     let enclosed = |open: u8, close: u8| b.len() >= 2 && b[0] == open && b[b.len() - 1] == close;
-    if enclosed(b'<', b'>') || enclosed(b'{', b'}') || enclosed(b'[', b']') || enclosed(b'%', b'%')
-    {
+    let braced = enclosed(b'{', b'}') && nests_from(s);
+    if enclosed(b'<', b'>') || braced || enclosed(b'[', b']') || enclosed(b'%', b'%') {
         return true;
     }
     let env_var = b.len() > 1
@@ -88,6 +86,14 @@ pub(super) fn is_placeholder(s: &str) -> bool {
         return true;
     }
     dominant_fraction(s) >= 0.8 && s.len() >= 6
+}
+
+/// Lower-case words that call themselves fake (`fakesecret`, `fake-token`). Test fixtures also
+/// write `FakeValues99…` or `12fakehijk…` into real-looking keys, so those are still reported.
+fn says_fake(s: &str) -> bool {
+    s.contains("fake")
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
 }
 
 /// [`PLACEHOLDER_WORDS`] as one automaton (ASCII case-insensitive, like comparing lower case).
@@ -153,6 +159,65 @@ pub(super) fn classes(s: &str) -> Classes {
     c
 }
 
+/// Whether `s` holds a template or variable expansion (`${NAME}`, `{{ .Values.key }}`,
+/// `#{datastore['PASS']}`, `$(cat key)`): from the opener on, brackets nest properly until it
+/// closes, or until `s` ends (a value cut short). A generated secret may contain `${` or `{{`
+/// too, but then its brackets do not nest (`{{h}o)p${e]nob(...`), and it is not an expansion.
+pub(super) fn has_expansion(s: &str) -> bool {
+    ["${", "{{", "#{", "$("].iter().any(|open| {
+        s.match_indices(open).any(|(at, _)| {
+            let first = if open.starts_with('{') { at } else { at + 1 };
+            nests_from(&s[first..])
+        })
+    })
+}
+
+/// Whether the brackets in `s` fail to nest: a closer without its opener, or openers left open.
+pub(super) fn brackets_tangled(s: &str) -> bool {
+    let mut open = Vec::new();
+    for c in s.chars() {
+        let want = match c {
+            '(' | '[' | '{' => {
+                open.push(c);
+                continue;
+            }
+            ')' => '(',
+            ']' => '[',
+            '}' => '{',
+            _ => continue,
+        };
+        if open.pop() != Some(want) {
+            return true;
+        }
+    }
+    !open.is_empty()
+}
+
+/// `t` starts with an opening bracket: whether brackets nest properly until that bracket
+/// closes, or until `t` ends.
+fn nests_from(t: &str) -> bool {
+    let mut open = Vec::new();
+    for c in t.chars() {
+        let want = match c {
+            '(' | '[' | '{' => {
+                open.push(c);
+                continue;
+            }
+            ')' => '(',
+            ']' => '[',
+            '}' => '{',
+            _ => continue,
+        };
+        if open.pop() != Some(want) {
+            return false;
+        }
+        if open.is_empty() {
+            return true;
+        }
+    }
+    true
+}
+
 /// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
 /// `self.token`, `config["key"]`, `getPassword()`.
 pub(super) fn is_reference(s: &str) -> bool {
@@ -162,7 +227,7 @@ pub(super) fn is_reference(s: &str) -> bool {
     {
         return true;
     }
-    if s.contains("$(") || s.contains("${") || s.contains("#{") || s.contains("{{") {
+    if has_expansion(s) {
         return true;
     }
     if let Some(open) = s.find(['(', '[']) {
@@ -261,6 +326,29 @@ mod tests {
         assert!(is_placeholder("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaend"));
         assert!(!is_placeholder("hunter2-Prod!"));
         assert!(!is_placeholder("Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB"));
+    }
+
+    #[test]
+    fn expansions_nest_and_generated_values_do_not() {
+        for s in [
+            "${DB_PASSWORD}",
+            "${DB_PASSWORD:-x}",
+            "{{ .Values.db.password }}",
+            "#{datastore['PASS']}",
+            "$(cat /run/secrets/key)",
+            "pre-${VAR",
+        ] {
+            assert!(has_expansion(s), "{s}");
+            assert!(is_placeholder(s), "{s}");
+        }
+        for s in ["{{h}o)p${e]nob(ody[finds>-_$#thisone}}", "Zf3${D0]LXC", "a{{b)c"] {
+            assert!(!has_expansion(s), "{s}");
+            assert!(!is_placeholder(s), "{s}");
+        }
+        assert!(brackets_tangled("{{h}o)p${e]nob(ody"));
+        assert!(!brackets_tangled("[A-Za-z0-9_]{20,}(?:[.-][A-Za-z0-9]+)*"));
+        assert!(says_fake("fakesecret") && says_fake("fake-token"));
+        assert!(!says_fake("FakeValues99ESPW3ALMEZ6U"));
     }
 
     #[test]

@@ -270,9 +270,24 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
         } else {
             Outcome::Weak
         }
+    } else if s.len() >= 16 && entropy >= 3.5 && scrambled(s) {
+        Outcome::Neutral
     } else {
         Outcome::Reject
     }
+}
+
+/// A value without digits that still cannot be a name, code or a pattern: letters mixed with
+/// at least three different symbols and brackets that do not nest (`{{h}o)p${e]nob(ody[…`).
+/// Code, templates and regular expressions keep their brackets nested.
+fn scrambled(s: &str) -> bool {
+    let mut symbols: Vec<char> = s
+        .chars()
+        .filter(|c| c.is_ascii_punctuation() && !matches!(c, '-' | '_' | '.' | '/' | '\\'))
+        .collect();
+    symbols.sort_unstable();
+    symbols.dedup();
+    symbols.len() >= 3 && !s.contains('\\') && filter::brackets_tangled(s)
 }
 
 /// A value assigned to a password-like name: anything that is not a word, reference or
