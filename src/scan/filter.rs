@@ -174,28 +174,25 @@ pub(super) fn has_expansion(s: &str) -> bool {
 
 /// Whether the brackets in `s` fail to nest: a closer without its opener, or openers left open.
 pub(super) fn brackets_tangled(s: &str) -> bool {
-    let mut open = Vec::new();
-    for c in s.chars() {
-        let want = match c {
-            '(' | '[' | '{' => {
-                open.push(c);
-                continue;
-            }
-            ')' => '(',
-            ']' => '[',
-            '}' => '{',
-            _ => continue,
-        };
-        if open.pop() != Some(want) {
-            return true;
-        }
-    }
-    !open.is_empty()
+    walk_brackets(s, false) != Nesting::Balanced
 }
 
 /// `t` starts with an opening bracket: whether brackets nest properly until that bracket
 /// closes, or until `t` ends.
 fn nests_from(t: &str) -> bool {
+    walk_brackets(t, true) != Nesting::Tangled
+}
+
+#[derive(PartialEq, Eq)]
+enum Nesting {
+    Balanced,
+    LeftOpen,
+    Tangled,
+}
+
+/// Follows `()`, `[]` and `{}` through `t`; with `first_only`, stops when the first bracket
+/// group closes.
+fn walk_brackets(t: &str, first_only: bool) -> Nesting {
     let mut open = Vec::new();
     for c in t.chars() {
         let want = match c {
@@ -209,13 +206,17 @@ fn nests_from(t: &str) -> bool {
             _ => continue,
         };
         if open.pop() != Some(want) {
-            return false;
+            return Nesting::Tangled;
         }
-        if open.is_empty() {
-            return true;
+        if first_only && open.is_empty() {
+            return Nesting::Balanced;
         }
     }
-    true
+    if open.is_empty() {
+        Nesting::Balanced
+    } else {
+        Nesting::LeftOpen
+    }
 }
 
 /// A dotted or path-like reference to another value: `var.db_password`, `process.env.X`,
@@ -341,7 +342,11 @@ mod tests {
             assert!(has_expansion(s), "{s}");
             assert!(is_placeholder(s), "{s}");
         }
-        for s in ["{{h}o)p${e]nob(ody[finds>-_$#thisone}}", "Zf3${D0]LXC", "a{{b)c"] {
+        for s in [
+            "{{h}o)p${e]nob(ody[finds>-_$#thisone}}",
+            "Zf3${D0]LXC",
+            "a{{b)c",
+        ] {
             assert!(!has_expansion(s), "{s}");
             assert!(!is_placeholder(s), "{s}");
         }
