@@ -290,6 +290,38 @@ impl Scanner {
             .collect()
     }
 
+    /// Scans every string of a JSON document, keys included, each under its path. A string
+    /// that is an object member's value is also scanned as the line `"name": "value"`, so a
+    /// secret-named member gives its value the context an assignment in code would
+    /// (`{"password": "S3cr3t-Pa55w0rd!"}`); only findings inside the value are kept.
+    pub fn scan_json(&self, document: &crate::json::Value) -> Vec<Finding> {
+        let mut out = Vec::new();
+        document.visit_strings_with_keys(&mut |path, key, text| {
+            let mut found = self.scan_text(path, text);
+            if let Some(name) = key {
+                let line = format!("\"{name}\": \"{text}\"");
+                let at = name.len() + 5;
+                found.extend(self.scan_text(path, &line).into_iter().filter_map(|f| {
+                    let inside = f.span.start >= at && f.span.end <= at + text.len();
+                    inside.then(|| Finding {
+                        span: f.span.start - at..f.span.end - at,
+                        ..f
+                    })
+                }));
+                found.sort_by(|a, b| {
+                    (a.span.start, a.span.end, &a.rule_id).cmp(&(
+                        b.span.start,
+                        b.span.end,
+                        &b.rule_id,
+                    ))
+                });
+                found.dedup_by(|b, a| a.rule_id == b.rule_id && a.span == b.span);
+            }
+            out.extend(found);
+        });
+        out
+    }
+
     /// Finds matches in `text`; when `decode` is set, also inside base64/hex blobs (one level).
     fn scan_raw(&self, text: &str, decode: bool) -> Vec<RawMatch> {
         let bytes = text.as_bytes();

@@ -32,6 +32,25 @@ fn findings_exit_one_and_are_masked() {
 }
 
 #[test]
+fn json_member_values_are_scanned_with_their_names() {
+    // The value alone is an ordinary word mix; under a secret-named member it is a password.
+    let (code, out) = output(r#"{"note": "S3cr3t-Pa55w0rd!"}"#, false);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = output(
+        r#"{"db": {"password": "S3cr3t-Pa55w0rd!", "user": "app"}}"#,
+        false,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("generic-secret-assignment\tcredential\tdb.password\t0..16\t"),
+        "{out}"
+    );
+    assert!(!out.contains("Pa55"), "{out}");
+    let (code, out) = output(r#"{"password": "${DB_PASSWORD}"}"#, false);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
 fn clean_input_exits_zero() {
     let (code, out) = output("Refactored the parser; all 214 tests pass.", false);
     assert_eq!(code, 0);

@@ -33,17 +33,15 @@ pub fn run_on(
             .with_context(|| format!("while loading rules from \"{}\"", dir.display()))?,
         None => Scanner::builtin().context("while loading the built-in rules")?,
     };
-    // A JSON object or array is scanned string by string (keys too) under each one's path;
-    // anything else is one field of text.
+    // A JSON object or array is scanned string by string (keys too) under each one's path,
+    // member values with their names as context; anything else is one field of text.
     let limits = crate::json::Limits {
         max_bytes: 256 << 20,
         max_depth: 512,
     };
     let findings = match crate::json::parse(text.as_bytes(), &limits) {
         Ok(value @ (crate::json::Value::Object(_) | crate::json::Value::Array(_))) => {
-            let mut findings = Vec::new();
-            value.visit_strings(&mut |path, leaf| findings.extend(scanner.scan_text(path, leaf)));
-            findings
+            scanner.scan_json(&value)
         }
         _ => scanner.scan_text("text", text),
     };

@@ -100,32 +100,43 @@ impl Value {
     /// `PATH#key`). A key that is not a plain field name is named `<key N>` in paths, since a
     /// key from untrusted input may itself be a secret.
     pub fn visit_strings(&self, visit: &mut dyn FnMut(&str, &str)) {
-        self.visit_at(String::new(), visit);
+        self.visit_at(String::new(), None, &mut |path, _, text| visit(path, text));
     }
 
-    fn visit_at(&self, path: String, visit: &mut dyn FnMut(&str, &str)) {
+    /// As [`Value::visit_strings`], also giving the member name a string value sits under in
+    /// its object (`None` for keys themselves, array items and a top-level string).
+    pub fn visit_strings_with_keys(&self, visit: &mut dyn FnMut(&str, Option<&str>, &str)) {
+        self.visit_at(String::new(), None, visit);
+    }
+
+    fn visit_at(
+        &self,
+        path: String,
+        key: Option<&str>,
+        visit: &mut dyn FnMut(&str, Option<&str>, &str),
+    ) {
         match self {
-            Value::String(text) => visit(&path, text),
+            Value::String(text) => visit(&path, key, text),
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    item.visit_at(format!("{path}[{i}]"), visit);
+                    item.visit_at(format!("{path}[{i}]"), None, visit);
                 }
             }
             Value::Object(map) => {
-                for (index, (key, item)) in map.iter().enumerate() {
-                    let plain = super::shown_key(key).starts_with('"');
-                    let name = if plain {
-                        key.clone()
+                for (index, (name, item)) in map.iter().enumerate() {
+                    let plain = super::shown_key(name).starts_with('"');
+                    let shown = if plain {
+                        name.clone()
                     } else {
                         format!("<key {index}>")
                     };
                     let path = if path.is_empty() {
-                        name
+                        shown
                     } else {
-                        format!("{path}.{name}")
+                        format!("{path}.{shown}")
                     };
-                    visit(&format!("{path}#key"), key);
-                    item.visit_at(path, visit);
+                    visit(&format!("{path}#key"), None, name);
+                    item.visit_at(path, Some(name), visit);
                 }
             }
             _ => {}
