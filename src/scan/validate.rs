@@ -302,12 +302,23 @@ fn jwt(s: &str) -> Outcome {
     let Ok(bytes) = engine.decode(header.trim_end_matches('=')) else {
         return Outcome::Reject;
     };
-    let text = String::from_utf8_lossy(&bytes);
-    if text.trim_start().starts_with('{') && text.contains('"') && text.contains(':') {
-        Outcome::Confirmed
-    } else {
-        Outcome::Reject
+    let looks_like_object = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        text.trim_start().starts_with('{') && text.contains('"') && text.contains(':')
+    };
+    if !looks_like_object(&bytes) {
+        return Outcome::Reject;
     }
+    // Without a signature part (`header.claims`, an unsigned or cut token), the claims must
+    // decode to an object too.
+    let claims = parts.next().unwrap_or("");
+    if parts.next().is_none() {
+        match engine.decode(claims.trim_end_matches('=')) {
+            Ok(c) if looks_like_object(&c) => {}
+            _ => return Outcome::Reject,
+        }
+    }
+    Outcome::Confirmed
 }
 
 /// GitHub tokens (`ghp_` etc.) end in a base62 CRC32 of the rest; a match raises confidence,
