@@ -65,7 +65,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// Whether `s` looks like a placeholder: a known word, a template reference, or one character
 /// repeated for most of its length.
 pub(super) fn is_placeholder(s: &str) -> bool {
-    if has_placeholder_word(s) || has_expansion(s) || says_fake(s) {
+    if has_placeholder_word(s) || has_expansion(s) || says_fake(s) || repeats_a_unit(s) {
         return true;
     }
     let ends_here = s.len() >= 4 && s.as_bytes()[s.len() - 4..].eq_ignore_ascii_case(b"here");
@@ -86,6 +86,19 @@ pub(super) fn is_placeholder(s: &str) -> bool {
         return true;
     }
     dominant_fraction(s) >= 0.8 && s.len() >= 6
+}
+
+/// A unit of 2 to 8 characters repeated from the start over at least three quarters of `s`
+/// (`abcd1234abcd1234ABCD1234…`, ASCII case ignored): typed by hand, not generated.
+fn repeats_a_unit(s: &str) -> bool {
+    let b = s.as_bytes();
+    (2..=8).any(|unit| {
+        let mut run = unit;
+        while run < b.len() && b[run].eq_ignore_ascii_case(&b[run - unit]) {
+            run += 1;
+        }
+        run >= unit * 3 && run * 4 >= b.len() * 3
+    })
 }
 
 /// Lower-case words that call themselves fake (`fakesecret`, `fake-token`). Test fixtures also
@@ -353,6 +366,9 @@ mod tests {
         assert!(brackets_tangled("{{h}o)p${e]nob(ody"));
         assert!(!brackets_tangled("[A-Za-z0-9_]{20,}(?:[.-][A-Za-z0-9]+)*"));
         assert!(says_fake("fakesecret") && says_fake("fake-token"));
+        assert!(repeats_a_unit("abcd1234abcd1234abcd1234ABCD1234ABCD1234--__"));
+        assert!(repeats_a_unit("xyzXYZxyz"));
+        assert!(!repeats_a_unit("ukYEEX38RiGgq1BPf2m-nIeTM_lEGizKKn49RRoC_6fn"));
         assert!(!says_fake("FakeValues99ESPW3ALMEZ6U"));
     }
 
