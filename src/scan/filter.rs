@@ -366,9 +366,13 @@ mod tests {
         assert!(brackets_tangled("{{h}o)p${e]nob(ody"));
         assert!(!brackets_tangled("[A-Za-z0-9_]{20,}(?:[.-][A-Za-z0-9]+)*"));
         assert!(says_fake("fakesecret") && says_fake("fake-token"));
-        assert!(repeats_a_unit("abcd1234abcd1234abcd1234ABCD1234ABCD1234--__"));
+        assert!(repeats_a_unit(
+            "abcd1234abcd1234abcd1234ABCD1234ABCD1234--__"
+        ));
         assert!(repeats_a_unit("xyzXYZxyz"));
-        assert!(!repeats_a_unit("ukYEEX38RiGgq1BPf2m-nIeTM_lEGizKKn49RRoC_6fn"));
+        assert!(!repeats_a_unit(
+            "ukYEEX38RiGgq1BPf2m-nIeTM_lEGizKKn49RRoC_6fn"
+        ));
         assert!(!says_fake("FakeValues99ESPW3ALMEZ6U"));
     }
 
