@@ -296,7 +296,7 @@ impl Rule {
             return;
         };
         if self.value_shape == ValueShape::Captures {
-            self.find_with_captures(index, text, window, out);
+            self.find_with_captures(index, text, hay, window.start, out);
             return;
         }
         for m in self.regex.find_iter(hay) {
@@ -314,16 +314,15 @@ impl Rule {
     }
 
     /// [`Rule::find_in`] for regexes whose value span needs capture extraction.
+    /// `hay` is the window of `text` that starts at byte `offset`.
     fn find_with_captures(
         &self,
         index: usize,
         text: &str,
-        window: Range<usize>,
+        hay: &[u8],
+        offset: usize,
         out: &mut Vec<RawMatch>,
     ) {
-        let Some(hay) = text.as_bytes().get(window.clone()) else {
-            return;
-        };
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
         for caps in self.regex.captures_iter(hay) {
@@ -332,10 +331,10 @@ impl Rule {
             let Some(m) = self.value_group(&caps) else {
                 continue;
             };
-            let span = window.start + m.start()..window.start + m.end();
+            let span = offset + m.start()..offset + m.end();
             let key = caps.name("key").and_then(|k| {
                 let start = name_start(hay, k.start(), floor, self.key_prefix);
-                text.get(window.start + start..window.start + k.end())
+                text.get(offset + start..offset + k.end())
             });
             self.push_if_accepted(index, text, span, key, out);
         }

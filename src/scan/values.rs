@@ -283,7 +283,7 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
 fn scrambled(s: &str) -> bool {
     let mut symbols: Vec<char> = s
         .chars()
-        .filter(|c| c.is_ascii_punctuation() && !matches!(c, '-' | '_' | '.' | '/' | '\\'))
+        .filter(|c| c.is_ascii_punctuation() && !matches!(c, '-' | '_' | '.' | '/'))
         .collect();
     symbols.sort_unstable();
     symbols.dedup();
