@@ -4,7 +4,8 @@
 //! and the same corpus through Yelp's `detect-secrets` (installed from PyPI into a venv under the
 //! target directory) for a ratio measured in the same run; then the cost of one call on the small
 //! fields the gate scans (a hex digest, a short id, a 2 KB summary). Prints markdown tables.
-//! `CQ_BENCH_QUICK=1` prints only the corpus time, `CQ_BENCH_SMALL=1` only the small fields.
+//! `CQ_BENCH_QUICK=1` prints only the corpus time, `CQ_BENCH_SMALL=1` only the small fields,
+//! `CQ_BENCH_RUNS=N` takes the best of N timed runs (default 3, quick 1), for a steady-state profile.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -268,10 +269,13 @@ fn main() {
         findings += scanner.scan_text("bench", p).len();
     }
     let mut best = Duration::MAX;
-    let runs = if std::env::var_os("CQ_BENCH_QUICK").is_some() {
-        1
-    } else {
-        3
+    let runs = match std::env::var("CQ_BENCH_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        Some(n) => n,
+        None if std::env::var_os("CQ_BENCH_QUICK").is_some() => 1,
+        None => 3,
     };
     for _ in 0..runs {
         let start = Instant::now();
