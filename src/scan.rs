@@ -619,6 +619,23 @@ mod tests {
     }
 
     #[test]
+    fn numbers_inside_a_decoded_token_are_not_pii() {
+        // The claims hold `"iat":1781084494`, which passes the Swedish organisation number's
+        // Luhn check; decoded, it used to be reported as PII over the whole token.
+        let s = Scanner::builtin().unwrap();
+        let token = "GITHUB_TOKEN=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJnaXRodWIiLCJzdWIiOiJpbnN0YWxsYXRpb24iLCJpYXQiOjE3ODEwODQ0OTQsImV4cCI6MTc4MTA4ODA5NH0.e51a3ZMZToPiuGf4t0VMP95h0Q0Y8xG1XqaBaQ-3cEM";
+        let findings = s.scan_text("t", token);
+        assert!(!findings.is_empty());
+        assert!(
+            findings.iter().all(|f| f.category != Category::Pii),
+            "{findings:?}"
+        );
+        // The same number in plain text is still checked.
+        let plain = s.scan_text("t", "org no 178108-4494");
+        assert!(plain.iter().any(|f| f.rule_id == "se-organisationsnummer"));
+    }
+
+    #[test]
     fn scanner_is_send_and_sync() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Scanner>();

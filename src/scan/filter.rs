@@ -60,6 +60,12 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "notreal",
     "not_real",
     "not-a-real",
+    "somevalue",
+    "othervalue",
+    "anothervalue",
+    "somesecret",
+    "somepassword",
+    "sometoken",
 ];
 
 /// Whether `s` looks like a placeholder: a known word, a template reference, or one character

@@ -123,7 +123,9 @@ pub struct Rule {
     pub negative_examples: Vec<String>,
     /// Off unless a scan policy names the rule's entity type (e.g. dates, plain URLs).
     pub default_enabled: bool,
-    /// Whether a match inside a decoded base64/hex blob counts.
+    /// Whether a match inside a decoded base64/hex blob counts. Off by default for
+    /// digit-triggered rules: numbers inside decoded blobs are mostly timestamps and ids (a
+    /// JWT's `"iat":1516239022` passes a Luhn check).
     pub decodable: bool,
     /// Bytes searched after a keyword hit (long values such as PEM blocks need more).
     pub window: usize,
@@ -239,7 +241,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         examples: spec.examples,
         negative_examples: spec.negative_examples,
         default_enabled: spec.default_enabled.unwrap_or(true),
-        decodable: spec.decodable.unwrap_or(true),
+        decodable: spec.decodable.unwrap_or(spec.min_digits.is_none()),
         window: spec.window.unwrap_or(super::WINDOW_AFTER).min(1 << 20),
         window_before: spec
             .window_before
