@@ -325,6 +325,29 @@ pub(super) fn embedded_in_digit_run(before: &str) -> bool {
         && prev_token.bytes().any(|c| c.is_ascii_digit())
 }
 
+/// Whether a value sits inside a long random-looking base64 run (`…Qz+L01X00T44/kX…`): such a
+/// run is encoded data, and a PII shape in it is chance (a check digit passes one time in ten).
+/// The run is measured over the value and the context around it, across line breaks (MIME and
+/// PEM wrap base64 at 64 or 76 characters); prose, paths and identifiers have far less entropy
+/// than the 4.8 bits per character this asks for.
+pub(super) fn inside_base64_blob(before: &str, value: &str, after: &str) -> bool {
+    let b64 = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
+    let in_run = |c: u8| b64(c) || c == b'\n' || c == b'\r';
+    let left = before.bytes().rev().take_while(|&c| in_run(c)).count();
+    let right = after.bytes().take_while(|&c| in_run(c)).count();
+    if left < 8 || right < 8 || !value.bytes().all(b64) {
+        return false;
+    }
+    let run: String = [&before[before.len() - left..], value, &after[..right]]
+        .concat()
+        .replace(['\n', '\r'], "");
+    run.len() >= 64
+        && run.bytes().any(|c| c.is_ascii_uppercase())
+        && run.bytes().any(|c| c.is_ascii_lowercase())
+        && run.bytes().any(|c| c.is_ascii_digit())
+        && shannon_entropy(&run) >= 4.8
+}
+
 /// A version string or number: `1.2.3`, `v2.0.0-rc1`, `2021`.
 pub(super) fn is_version_or_number(s: &str) -> bool {
     let t = s.trim_start_matches(['v', 'V']);
@@ -406,6 +429,29 @@ mod tests {
         assert!(is_path_or_url("https://example.org/a"));
         assert!(!is_path_or_url("postgres://u:p@h/db"));
         assert!(is_version_or_number("1.2.3"));
+    }
+
+    #[test]
+    fn base64_runs_around_a_value() {
+        // A German ID card number's shape inside random base64, on one line and wrapped.
+        let before = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj/";
+        let after = "/Mz8fR2wXq7Hn4Ue9sLkPdA1bGyTcV3jN6oZi5EhW0rYx";
+        assert!(inside_base64_blob(before, "L01X00T44", after));
+        let wrapped = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj/";
+        assert!(inside_base64_blob(wrapped, "L01X00T44", after));
+        // Prose, a URL path and a value at a run's edge are not inside a blob.
+        assert!(!inside_base64_blob(
+            "Personalausweis: ",
+            "L01X00T44",
+            ". Danke"
+        ));
+        let path = "https://shop.example.com/customers/Berlin/accounts/";
+        assert!(!inside_base64_blob(
+            path,
+            "L01X00T44",
+            "/orders/Summary2024/"
+        ));
+        assert!(!inside_base64_blob(before, "L01X00T44", ""));
     }
 
     #[test]

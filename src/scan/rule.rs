@@ -408,6 +408,11 @@ impl Rule {
         if self.standalone && filter::embedded_in_digit_run(ctx.before) {
             return None;
         }
+        if self.category == Category::Pii
+            && filter::inside_base64_blob(ctx.before, ctx.secret, ctx.after)
+        {
+            return None;
+        }
         let mut confidence = self.confidence;
         if let Some(v) = self.validator {
             match validate::check(v, ctx) {
