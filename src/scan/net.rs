@@ -97,8 +97,11 @@ pub(super) fn ipv4(ctx: &MatchCtx<'_>, want: IpKind) -> Outcome {
     if !kind_matches(reserved_v4(parsed), want) {
         return Outcome::Reject;
     }
+    // A digit right after it: the last group is cut out of a longer number, as in the version
+    // `1.3.4.20200120-3.1`. (A fifth group, `192.168.1.1.1`, is still reported: Presidio's
+    // examples label it an address.)
     if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphabetic() || c == '-')
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
     {
         return Outcome::Reject;
     }
