@@ -114,6 +114,11 @@ pub struct ScanArgs {
     /// Load rules from this directory instead of the built-in pack.
     #[arg(long)]
     pub rules: Option<PathBuf>,
+    /// Scan for these entity types only, as a policy's `[scan] entity_types` would
+    /// (comma-separated: umbrella types such as SECRET or PII, or a rule's own type such as
+    /// UK_NHS, which also reports that rule's matches without their context words).
+    #[arg(long, value_delimiter = ',', value_name = "TYPES")]
+    pub entity_types: Vec<String>,
 }
 
 /// Where the store is, and whether it may be written.

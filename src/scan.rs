@@ -122,6 +122,8 @@ pub struct Scanner {
     digit_rules: Option<digits::DigitRules>,
     /// Whether each rule runs through `digit_rules` rather than on its own.
     in_group: Vec<bool>,
+    /// Rules whose entity type the scan policy named: their context words are not required.
+    named: Vec<bool>,
     /// Enabled rules that run over the whole field, most behind one regex-set pass.
     whole: whole::WholeField,
     rules_sha256: String,
@@ -184,6 +186,7 @@ impl Scanner {
             }
         }
         let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
+        let enabled_len = enabled.len();
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
         let (digit_rules, in_group) = group_digit_rules(&rules, &enabled)?;
         let whole = whole_field_rules(&rules, &enabled, &always);
@@ -195,6 +198,7 @@ impl Scanner {
             always,
             digit_rules,
             in_group,
+            named: vec![false; enabled_len],
             whole,
             rules_sha256: rule::files_sha256(files),
         })
@@ -202,9 +206,12 @@ impl Scanner {
 
     /// A scanner that runs exactly the rules selected by `entity_types` (umbrella types such as
     /// `SECRET` or `PII`, or a rule's own entity such as `IBAN_CODE` or `DATE_TIME`). Naming a
-    /// type this scanner does not support is an error, never a silently narrowed scan.
+    /// type this scanner does not support is an error, never a silently narrowed scan. A rule
+    /// whose own entity type is named reports its matches without its context words; one
+    /// selected through an umbrella type still needs them.
     pub fn for_entity_types(&self, entity_types: &[&str]) -> Result<Scanner, RuleError> {
         let mut enabled = vec![false; self.rules.len()];
+        let mut named = vec![false; self.rules.len()];
         for name in entity_types {
             if !self.supports_entity_type(name) {
                 return Err(RuleError::UnsupportedEntityType {
@@ -218,6 +225,7 @@ impl Scanner {
                     None => r.entity == *name,
                 };
                 enabled[i] |= selected;
+                named[i] |= umbrella.is_none() && selected;
             }
         }
         let (digit_rules, in_group) = group_digit_rules(&self.rules, &enabled)?;
@@ -226,6 +234,7 @@ impl Scanner {
             enabled,
             digit_rules,
             in_group,
+            named,
             whole,
             ..self.clone()
         })
@@ -375,6 +384,7 @@ impl Scanner {
         for ri in self.whole.to_run(bytes) {
             self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out);
         }
+        out.retain(|m| self.named[m.rule] || self.rules[m.rule].context_near(text, &m.span));
         if decode {
             for blob in decode::encoded_blobs(text) {
                 let inner = self.scan_raw(&blob.decoded, false);

@@ -304,6 +304,26 @@ const PRESIDIO_PROFILE: &[&str] = &[
     "VEHICLE_REGISTRATION",
     "PASSPORT",
     "IP_ADDRESS",
+    // Bare national numbers whose only check is a check digit: the umbrella `PII` reports them
+    // only next to a word naming them (`NHS`, `ABN`, …); a policy names them to report them bare.
+    "US_ITIN",
+    "SE_PERSONNUMMER",
+    "SE_ORGANISATIONSNUMMER",
+    "ZA_ID_NUMBER",
+    "KR_RRN",
+    "TR_NATIONAL_ID",
+    "TH_TNIN",
+    "PL_PESEL",
+    "US_NPI",
+    "DE_TAX_ID",
+    "IT_VAT_CODE",
+    "UK_NHS",
+    "AU_ABN",
+    "AU_ACN",
+    "AU_TFN",
+    "AU_MEDICARE",
+    "KR_BRN",
+    "IN_AADHAAR",
 ];
 
 #[test]
@@ -399,7 +419,7 @@ fn accuracy_on_other_scanners_examples() {
             "presidio FP rate (default rules)",
             pr_default.fp_rate(),
             0.10,
-            0.04,
+            0.01,
             false,
         ),
         ("noseyparker recall", np.recall(), 0.97, 0.944, true),

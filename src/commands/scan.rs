@@ -1,4 +1,5 @@
-//! `cq scan [FILE|-] [--json] [--rules DIR]`: scan a file or stdin and print masked findings.
+//! `cq scan [FILE|-] [--json] [--rules DIR] [--entity-types LIST]`: scan a file or stdin and
+//! print masked findings.
 //!
 //! The matched value never reaches the terminal: each finding prints its rule, category,
 //! field, byte span and confidence, and a fixed-width mask in place of the value.
@@ -15,24 +16,48 @@ const MASK: &str = "********";
 
 /// Scans `input` (a file, or stdin when `None` or `-`) and prints masked findings. Returns the
 /// exit code: 0 clean, 1 findings. Errors become exit code 2 in `main`.
-pub fn run(input: Option<PathBuf>, json: bool, rules: Option<PathBuf>) -> anyhow::Result<i32> {
+pub fn run(
+    input: Option<PathBuf>,
+    json: bool,
+    rules: Option<PathBuf>,
+    entity_types: &[String],
+) -> anyhow::Result<i32> {
     let text = read_input(input.as_ref())?;
     let mut out = std::io::stdout().lock();
-    run_on(&text, json, rules.as_deref(), &mut out)
+    let scanner = scanner(rules.as_deref(), entity_types)?;
+    run_on(&text, json, &scanner, &mut out)
+}
+
+/// The built-in pack or the rules in `rules`, narrowed to `entity_types` when any are given (an
+/// unsupported type is an error, as in a scan policy).
+pub fn scanner(
+    rules: Option<&std::path::Path>,
+    entity_types: &[String],
+) -> anyhow::Result<Scanner> {
+    let scanner = match rules {
+        Some(dir) => Scanner::from_dir(dir)
+            .with_context(|| format!("while loading rules from \"{}\"", dir.display()))?,
+        None => Scanner::builtin().context("while loading the built-in rules")?,
+    };
+    if entity_types.is_empty() {
+        return Ok(scanner);
+    }
+    let types: Vec<&str> = entity_types.iter().map(|t| t.trim()).collect();
+    scanner.for_entity_types(&types).with_context(|| {
+        format!(
+            "--entity-types: choose from {}",
+            scanner.entity_types().join(", ")
+        )
+    })
 }
 
 /// Scans `text` and writes masked findings to `out`; the testable core of [`run`].
 pub fn run_on(
     text: &str,
     json: bool,
-    rules: Option<&std::path::Path>,
+    scanner: &Scanner,
     out: &mut dyn Write,
 ) -> anyhow::Result<i32> {
-    let scanner = match rules {
-        Some(dir) => Scanner::from_dir(dir)
-            .with_context(|| format!("while loading rules from \"{}\"", dir.display()))?,
-        None => Scanner::builtin().context("while loading the built-in rules")?,
-    };
     // A JSON object or array is scanned string by string (keys too) under each one's path,
     // member values with their names as context; anything else is one field of text.
     let limits = crate::json::Limits {
@@ -46,7 +71,7 @@ pub fn run_on(
         _ => scanner.scan_text("text", text),
     };
     if json {
-        writeln!(out, "{}", render_json(&scanner, &findings))?;
+        writeln!(out, "{}", render_json(scanner, &findings))?;
     } else {
         for f in &findings {
             writeln!(

@@ -133,6 +133,12 @@ pub struct Rule {
     pub window_before: usize,
     /// The match must not be one group of a longer run of digit groups (an IBAN, a card).
     pub standalone: bool,
+    /// Words (lower case) one of which must stand near a match (in the 96 bytes before it or
+    /// the 32 after, as a word of its own, ASCII case ignored), unless a scan policy names the
+    /// rule's entity type.
+    /// For bare numbers whose only check is one check digit: without it, one epoch timestamp
+    /// or byte count in ten passes as an NHS, ACN or NPI number.
+    pub context: Vec<String>,
     /// Keyword-less rules whose matches hold at least this many digits in one cluster run only
     /// around such clusters.
     pub min_digits: Option<usize>,
@@ -187,6 +193,8 @@ struct RuleSpec {
     min_digits: Option<usize>,
     #[serde(default)]
     key_prefix: usize,
+    #[serde(default)]
+    context: Vec<String>,
 }
 
 pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
@@ -248,6 +256,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             .unwrap_or(super::WINDOW_BEFORE)
             .min(1 << 16),
         standalone: spec.standalone,
+        context: spec.context.iter().map(|w| w.to_lowercase()).collect(),
         min_digits: spec.min_digits,
         key_prefix: spec.key_prefix.min(1 << 10),
         regex,
@@ -445,6 +454,40 @@ fn name_start(hay: &[u8], at: usize, floor: usize, max: usize) -> usize {
     }
 }
 
+impl Rule {
+    /// Whether one of the rule's context words stands near `span` of `text` (true for a rule
+    /// without context words).
+    pub(super) fn context_near(&self, text: &str, span: &Range<usize>) -> bool {
+        if self.context.is_empty() {
+            return true;
+        }
+        let near = [
+            str_before(text, span.start, 96),
+            str_after(text, span.end, 32),
+        ];
+        near.iter().any(|part| {
+            let lower = part.to_lowercase();
+            self.context.iter().any(|w| has_word(&lower, w))
+        })
+    }
+}
+
+/// Whether `word` occurs in `text` with no ASCII letter or digit joined to either side (a
+/// plural `s` allowed): `nhs` in "NHS no." or "NHSs", not `tin` in "setting".
+fn has_word(text: &str, word: &str) -> bool {
+    let b = text.as_bytes();
+    let joined = |i: usize| b.get(i).is_some_and(u8::is_ascii_alphanumeric);
+    text.match_indices(word).any(|(at, w)| {
+        let end = at + w.len();
+        let end = if b.get(end) == Some(&b's') {
+            end + 1
+        } else {
+            end
+        };
+        !(at > 0 && joined(at - 1)) && !joined(end)
+    })
+}
+
 fn str_before(text: &str, end: usize, n: usize) -> &str {
     let mut start = end.saturating_sub(n);
     while start < end && !text.is_char_boundary(start) {
@@ -463,7 +506,17 @@ fn str_after(text: &str, start: usize, n: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::name_start;
+    use super::{has_word, name_start};
+
+    #[test]
+    fn context_words_stand_alone() {
+        assert!(has_word("nhs no. ", "nhs"));
+        assert!(has_word("the nhss ", "nhs"));
+        assert!(has_word("(tin)", "tin"));
+        assert!(!has_word("setting ", "tin"));
+        assert!(!has_word("tin2", "tin"));
+        assert!(has_word("주민등록번호는 ", "주민등록번호"));
+    }
 
     #[test]
     fn key_prefix_reaches_back_like_a_bounded_leading_repetition() {

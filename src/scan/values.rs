@@ -241,8 +241,11 @@ fn elided(ctx: &MatchCtx<'_>) -> bool {
 /// A value assigned to a secret-looking name in code or config.
 pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     let strength = ctx.key.map_or(1, key_strength);
-    let s = ctx.secret;
+    let s = without_stray_closers(ctx.secret);
     if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) || elided(ctx) {
+        return Outcome::Reject;
+    }
+    if listed_after_name(ctx.before) && is_identifier(s) {
         return Outcome::Reject;
     }
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
@@ -275,6 +278,41 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     } else {
         Outcome::Reject
     }
+}
+
+/// `s` without the closing brackets at its end that close nothing in it, and a `:` or `;` after
+/// them: `None` from `f(pwd=None):`, `self.secret` from `(name, self.secret)`.
+fn without_stray_closers(s: &str) -> &str {
+    let mut t = s;
+    loop {
+        let stripped = t.strip_suffix([':', ';']).unwrap_or(t);
+        let stray = [('(', ')'), ('[', ']'), ('{', '}')]
+            .into_iter()
+            .find(|&(open, close)| {
+                stripped.ends_with(close)
+                    && stripped.matches(open).count() < stripped.matches(close).count()
+            });
+        match stray {
+            Some(_) => t = &stripped[..stripped.len() - 1],
+            None => return t,
+        }
+    }
+}
+
+/// Whether the value is the next item after its name in a list or a call (`"name", "value"`),
+/// where a plain word is another name (`'PKPaymentPass', 'PKPaymentRequest'`), not a secret.
+fn listed_after_name(before: &str) -> bool {
+    before
+        .trim_end_matches(['"', '\'', '`', '@'])
+        .trim_end()
+        .ends_with(',')
+}
+
+/// Letters joined by `_`, `-`, `.` or `:` only: an identifier or keyword.
+fn is_identifier(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_alphabetic())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b':'))
 }
 
 /// A value without digits that still cannot be a name, code or a pattern: letters mixed with
