@@ -484,7 +484,8 @@ fn has_word(text: &str, word: &str) -> bool {
         } else {
             end
         };
-        !(at > 0 && joined(at - 1)) && !joined(end)
+        let joined_before = at > 0 && joined(at - 1);
+        !joined_before && !joined(end)
     })
 }
 

@@ -308,11 +308,22 @@ fn listed_after_name(before: &str) -> bool {
         .ends_with(',')
 }
 
-/// Letters joined by `_`, `-`, `.` or `:` only: an identifier or keyword.
+/// An identifier or keyword: letters joined by `_`, `-`, `.` or `:`, or such parts that are
+/// each a word with at most a short number after it (`gss_krb5_rfc1964_keydata`, not
+/// `test_e085ad2bb259…`).
 fn is_identifier(s: &str) -> bool {
-    s.bytes().any(|b| b.is_ascii_alphabetic())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b':'))
+    let joiner = |c: char| matches!(c, '_' | '-' | '.' | ':');
+    let letters = s.bytes().any(|b| b.is_ascii_alphabetic())
+        && s.chars().all(|c| c.is_ascii_alphabetic() || joiner(c));
+    let parts: Vec<&str> = s.split(joiner).collect();
+    let named_parts = parts.len() >= 2
+        && parts.iter().all(|p| {
+            let word = p.trim_end_matches(|c: char| c.is_ascii_digit());
+            !word.is_empty()
+                && p.len() - word.len() <= 4
+                && word.bytes().all(|b| b.is_ascii_alphabetic())
+        });
+    letters || named_parts
 }
 
 /// A value without digits that still cannot be a name, code or a pattern: letters mixed with
