@@ -80,6 +80,25 @@ fn reserved_v4(a: std::net::Ipv4Addr) -> bool {
         || matches!(o[..3], [192, 0, 2] | [198, 51, 100] | [203, 0, 113])
 }
 
+/// The prefix length written right after an address (`/24`), if any.
+fn prefix_after(ctx: &MatchCtx<'_>) -> Option<u32> {
+    let rest = ctx.after.strip_prefix('/')?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// A network rather than a host: a prefix shorter than the address with every host bit zero
+/// (`10.0.0.0/8`, `fc00::/7`). It names no host, let alone a person, so it is reported with
+/// the reserved addresses, only when a policy asks for `IP_ADDRESS`.
+fn network(bits: u128, width: u32, prefix: Option<u32>) -> bool {
+    match prefix {
+        Some(p) if p < width => bits & (u128::MAX >> (128 - width + p)) == 0,
+        _ => false,
+    }
+}
+
 fn reserved_v6(a: std::net::Ipv6Addr) -> bool {
     let s = a.segments();
     a.is_loopback()
@@ -94,7 +113,8 @@ pub(super) fn ipv4(ctx: &MatchCtx<'_>, want: IpKind) -> Outcome {
     let Ok(parsed) = addr.parse::<std::net::Ipv4Addr>() else {
         return Outcome::Reject;
     };
-    if !kind_matches(reserved_v4(parsed), want) {
+    let net = network(u128::from(u32::from(parsed)), 32, prefix_after(ctx));
+    if !kind_matches(reserved_v4(parsed) || net, want) {
         return Outcome::Reject;
     }
     // A digit right after it: the last group is cut out of a longer number, as in the version
@@ -131,11 +151,12 @@ pub(super) fn ipv6(ctx: &MatchCtx<'_>, want: IpKind) -> Outcome {
     let Ok(parsed) = addr.parse::<std::net::Ipv6Addr>() else {
         return Outcome::Reject;
     };
-    if !kind_matches(reserved_v6(parsed), want) {
+    let net = network(u128::from(parsed), 128, prefix_after(ctx));
+    if !kind_matches(reserved_v6(parsed) || net, want) {
         return Outcome::Reject;
     }
-    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
-        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || ":_{<(".contains(c))
+    if prev_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || ":_-".contains(c))
+        || next_char(ctx).is_some_and(|c| c.is_ascii_alphanumeric() || ":_-{<(".contains(c))
     {
         return Outcome::Reject;
     }
@@ -156,7 +177,18 @@ pub(super) fn mac(s: &str) -> Outcome {
 }
 
 pub(super) fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
-    if d.len() < 7 || d.len() > 15 || d.iter().all(|&x| x == d[0]) {
+    // One digit making up four fifths of it: a round or filler number (`1000000`).
+    let most = d
+        .iter()
+        .map(|x| d.iter().filter(|&y| y == x).count())
+        .max()
+        .unwrap_or(0);
+    if d.len() < 7 || d.len() > 15 || most * 5 >= d.len() * 4 {
+        return Outcome::Reject;
+    }
+    // A decimal fraction after it: a number such as `+35236450.6`, not a phone.
+    let mut after = ctx.after.bytes();
+    if after.next() == Some(b'.') && after.next().is_some_and(|b| b.is_ascii_digit()) {
         return Outcome::Reject;
     }
     if prev_char(ctx)

@@ -245,7 +245,11 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     if strength == 0 || filter::is_reference(s) || filter::is_path_or_url(s) || elided(ctx) {
         return Outcome::Reject;
     }
-    if listed_after_name(ctx.before) && is_identifier(s) {
+    // The next item after the name is another name, or a keyword argument (`timer=default`).
+    let kwarg = s
+        .split_once('=')
+        .is_some_and(|(name, _)| is_identifier(name));
+    if listed_after_name(ctx.before) && (is_identifier(s) || kwarg) {
         return Outcome::Reject;
     }
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
@@ -308,22 +312,22 @@ fn listed_after_name(before: &str) -> bool {
         .ends_with(',')
 }
 
-/// An identifier or keyword: letters joined by `_`, `-`, `.` or `:`, or such parts that are
-/// each a word with at most a short number after it (`gss_krb5_rfc1964_keydata`, not
-/// `test_e085ad2bb259…`).
+/// An identifier or keyword: words joined by `_`, `-`, `.` or `:`, each with at most a short
+/// number after it and cased like a name (all lower, all upper, or capitals for at most a third
+/// of it): `NO_FINDING`, `PKPaymentRequest`, `gss_krb5_rfc1964_keydata`, and a keyword
+/// argument's name (`setup=`); not `test_e085ad2bb259…` or `AbCdEfGhIjKlMnOp`.
 fn is_identifier(s: &str) -> bool {
+    let s = s.strip_suffix('=').unwrap_or(s);
     let joiner = |c: char| matches!(c, '_' | '-' | '.' | ':');
-    let letters = s.bytes().any(|b| b.is_ascii_alphabetic())
-        && s.chars().all(|c| c.is_ascii_alphabetic() || joiner(c));
-    let parts: Vec<&str> = s.split(joiner).collect();
-    let named_parts = parts.len() >= 2
-        && parts.iter().all(|p| {
-            let word = p.trim_end_matches(|c: char| c.is_ascii_digit());
+    !s.is_empty()
+        && s.split(joiner).all(|part| {
+            let word = part.trim_end_matches(|c: char| c.is_ascii_digit());
+            let upper = word.bytes().filter(u8::is_ascii_uppercase).count();
             !word.is_empty()
-                && p.len() - word.len() <= 4
+                && part.len() - word.len() <= 4
                 && word.bytes().all(|b| b.is_ascii_alphabetic())
-        });
-    letters || named_parts
+                && (upper == word.len() || upper * 3 <= word.len())
+        })
 }
 
 /// A value without digits that still cannot be a name, code or a pattern: letters mixed with
