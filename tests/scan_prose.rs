@@ -1,5 +1,6 @@
-//! False positives on benign prose: real documentation nobody here wrote (`tests/prose/`, see
-//! its ORIGIN.md). Reports flags per MB by rule and asserts at most one flag per MB.
+//! False positives on benign text nobody here wrote: documentation (`tests/prose/`) and source
+//! code (`tests/benign-code/`), origins in each ORIGIN.md. Reports flags per MB by rule; prose
+//! must stay at or under one flag per MB (issue 3's target).
 
 #![allow(clippy::unwrap_used)]
 
@@ -8,9 +9,12 @@ use std::path::Path;
 
 use cq::scan::Scanner;
 
-#[test]
-fn benign_prose_flags_per_mb() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/prose");
+/// Scans every file in `tests/<dir>` except ORIGIN.md; returns the bytes scanned and the
+/// number of findings per rule (and prints each finding's line when `CQ_SCAN_MISSES` is set).
+fn scan_dir(dir: &str) -> (usize, BTreeMap<String, usize>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(dir);
     let scanner = Scanner::builtin().unwrap();
     let show = std::env::var_os("CQ_SCAN_MISSES").is_some();
     let mut bytes = 0usize;
@@ -69,18 +73,37 @@ fn benign_prose_flags_per_mb() {
             *by_rule.entry(f.rule_id).or_default() += 1;
         }
     }
+    (bytes, by_rule)
+}
+
+fn report(what: &str, bytes: usize, by_rule: &BTreeMap<String, usize>) -> f64 {
     let total: usize = by_rule.values().sum();
     let mb = bytes as f64 / 1_000_000.0;
     println!(
-        "benign prose: {bytes} bytes, {total} flags, {:.2} flags per MB",
+        "{what}: {bytes} bytes, {total} flags, {:.2} flags per MB",
         total as f64 / mb
     );
-    for (rule, n) in &by_rule {
+    for (rule, n) in by_rule {
         println!("  {rule}: {n}");
     }
-    assert!(mb > 2.0, "the prose set should be a few MB");
-    assert!(
-        total as f64 / mb <= 1.0,
-        "{total} flags in {mb:.2} MB of benign prose"
-    );
+    total as f64 / mb
+}
+
+#[test]
+fn benign_prose_flags_per_mb() {
+    let (bytes, by_rule) = scan_dir("prose");
+    let per_mb = report("benign prose", bytes, &by_rule);
+    assert!(bytes > 2_000_000, "the prose set should be a few MB");
+    assert!(per_mb <= 1.0, "{per_mb:.2} flags per MB of benign prose");
+}
+
+/// Source code (`tests/benign-code/`): issue 3 sets no target here, so this is a ratchet on the
+/// measured 2.6 flags per MB (three section or version numbers read as IPv4 addresses, at
+/// confidence low).
+#[test]
+fn benign_code_flags_per_mb() {
+    let (bytes, by_rule) = scan_dir("benign-code");
+    let per_mb = report("benign code", bytes, &by_rule);
+    assert!(bytes > 1_000_000, "the code set should be about a MB");
+    assert!(per_mb <= 2.7, "{per_mb:.2} flags per MB of benign code");
 }
