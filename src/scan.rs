@@ -186,7 +186,7 @@ impl Scanner {
             }
         }
         let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
-        let enabled_len = enabled.len();
+        let named = vec![false; rules.len()];
         let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
         let (digit_rules, in_group) = group_digit_rules(&rules, &enabled)?;
         let whole = whole_field_rules(&rules, &enabled, &always);
@@ -198,7 +198,7 @@ impl Scanner {
             always,
             digit_rules,
             in_group,
-            named: vec![false; enabled_len],
+            named,
             whole,
             rules_sha256: rule::files_sha256(files),
         })

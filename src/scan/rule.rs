@@ -135,9 +135,8 @@ pub struct Rule {
     pub standalone: bool,
     /// Words (lower case) one of which must stand near a match (in the 96 bytes before it or
     /// the 32 after, as a word of its own, ASCII case ignored), unless a scan policy names the
-    /// rule's entity type.
-    /// For bare numbers whose only check is one check digit: without it, one epoch timestamp
-    /// or byte count in ten passes as an NHS, ACN or NPI number.
+    /// rule's entity type. For bare numbers whose only check is one check digit: without it,
+    /// one epoch timestamp or byte count in ten passes as an NHS, ACN or NPI number.
     pub context: Vec<String>,
     /// Keyword-less rules whose matches hold at least this many digits in one cluster run only
     /// around such clusters.
