@@ -401,6 +401,15 @@ fn accuracy_on_other_scanners_examples() {
             0.996,
             true,
         ),
+        // Issue 3 sets the recall target on the hand-written rows; the generated rows are held
+        // at their measured figure so a change that loses one is seen.
+        (
+            "gitleaks recall (all rows)",
+            gl_all.recall(),
+            0.97,
+            0.986,
+            true,
+        ),
         (
             "presidio recall (entity profile)",
             pr.recall(),

@@ -246,9 +246,11 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
         return Outcome::Reject;
     }
     // The next item after the name is another name, or a keyword argument (`timer=default`).
-    let kwarg = s
-        .split_once('=')
-        .is_some_and(|(name, _)| is_identifier(name));
+    let kwarg = s.split_once('=').is_some_and(|(name, rest)| {
+        !rest.starts_with('=')
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && is_identifier(name)
+    });
     if listed_after_name(ctx.before) && (is_identifier(s) || kwarg) {
         return Outcome::Reject;
     }
@@ -313,9 +315,9 @@ fn listed_after_name(before: &str) -> bool {
 }
 
 /// An identifier or keyword: words joined by `_`, `-`, `.` or `:`, each with at most a short
-/// number after it and cased like a name (all lower, all upper, or capitals for at most a third
-/// of it): `NO_FINDING`, `PKPaymentRequest`, `gss_krb5_rfc1964_keydata`, and a keyword
-/// argument's name (`setup=`); not `test_e085ad2bb259…` or `AbCdEfGhIjKlMnOp`.
+/// number after it and cased like a name (all lower, all upper, capitals for at most a third
+/// of it, or short): `NO_FINDING`, `PKPaymentRequest`, `PKTool`, `gss_krb5_rfc1964_keydata`,
+/// and a keyword argument's name (`setup=`); not `test_e085ad2bb259…` or `AbCdEfGhIjKlMnOp`.
 fn is_identifier(s: &str) -> bool {
     let s = s.strip_suffix('=').unwrap_or(s);
     let joiner = |c: char| matches!(c, '_' | '-' | '.' | ':');
@@ -326,7 +328,7 @@ fn is_identifier(s: &str) -> bool {
             !word.is_empty()
                 && part.len() - word.len() <= 4
                 && word.bytes().all(|b| b.is_ascii_alphabetic())
-                && (upper == word.len() || upper * 3 <= word.len())
+                && (upper == word.len() || upper * 3 <= word.len() || word.len() <= 12)
         })
 }
 
