@@ -286,12 +286,13 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
     }
 }
 
-/// `s` without the closing brackets at its end that close nothing in it, and a `:` or `;` after
-/// them: `None` from `f(pwd=None):`, `self.secret` from `(name, self.secret)`.
+/// `s` without the closing brackets at its end that close nothing in it, and any `:`, `;`, `.`
+/// or `,` after them: `None` from `f(pwd=None):` or from "called f(pwd=None).", `self.secret`
+/// from `(name, self.secret)`.
 fn without_stray_closers(s: &str) -> &str {
     let mut t = s;
     loop {
-        let stripped = t.strip_suffix([':', ';']).unwrap_or(t);
+        let stripped = t.strip_suffix([':', ';', '.', ',']).unwrap_or(t);
         let stray = [('(', ')'), ('[', ']'), ('{', '}')]
             .into_iter()
             .find(|&(open, close)| {
