@@ -140,12 +140,14 @@ pub(super) fn ipv6(ctx: &MatchCtx<'_>, want: IpKind) -> Outcome {
     if !addr.bytes().any(|b| b.is_ascii_digit()) {
         return Outcome::Reject;
     }
-    // A Python or NumPy slice, `attrs[0::2]`: two decimal groups at most, in brackets.
+    // A Python or NumPy slice, `attrs[0::2]`: two decimal groups at most, in brackets. A path
+    // in code, `C::C1` or `Foo::Bar`: two groups at most, in capitals (addresses that short
+    // are written in lower case).
     let groups: Vec<&str> = addr.split(':').filter(|g| !g.is_empty()).collect();
-    if prev_char(ctx) == Some('[')
-        && groups.len() <= 2
-        && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()))
-    {
+    let slice =
+        prev_char(ctx) == Some('[') && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()));
+    let path = addr.bytes().any(|b| b.is_ascii_uppercase());
+    if groups.len() <= 2 && (slice || path) {
         return Outcome::Reject;
     }
     let Ok(parsed) = addr.parse::<std::net::Ipv6Addr>() else {

@@ -251,7 +251,7 @@ pub(super) fn generic_secret(ctx: &MatchCtx<'_>) -> Outcome {
             && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             && is_identifier(name)
     });
-    if listed_after_name(ctx.before) && (is_identifier(s) || kwarg) {
+    if listed_after_name(ctx.before) && (is_identifier(s) || kwarg) || type_name(s) {
         return Outcome::Reject;
     }
     if filter::is_placeholder(s) || filter::is_sequential(s) || filter::is_version_or_number(s) {
@@ -306,6 +306,17 @@ fn without_stray_closers(s: &str) -> &str {
     }
 }
 
+/// A type in a declaration (`pub const IFLA_INET6_TOKEN: _bindgen_ty_7`, `log_passwd: __u32`,
+/// `api_key: String`): a primitive type's name, or an identifier behind a leading `_`.
+fn type_name(s: &str) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char", "str", "String",
+    ];
+    let bare = s.trim_start_matches('_');
+    PRIMITIVES.contains(&bare) || (bare.len() < s.len() && is_identifier(bare))
+}
+
 /// Whether the value is the next item after its name in a list or a call (`"name", "value"`),
 /// where a plain word is another name (`'PKPaymentPass', 'PKPaymentRequest'`), not a secret.
 fn listed_after_name(before: &str) -> bool {
@@ -317,19 +328,23 @@ fn listed_after_name(before: &str) -> bool {
 
 /// An identifier or keyword: words joined by `_`, `-`, `.` or `:`, each with at most a short
 /// number after it and cased like a name (all lower, all upper, capitals for at most a third
-/// of it, or short): `NO_FINDING`, `PKPaymentRequest`, `PKTool`, `gss_krb5_rfc1964_keydata`,
+/// of it, or short), or a short number after the first part: `NO_FINDING`, `PKPaymentRequest`,
+/// `PKTool`, `gss_krb5_rfc1964_keydata`, `bindgen_ty_3`,
 /// and a keyword argument's name (`setup=`); not `test_e085ad2bb259…` or `AbCdEfGhIjKlMnOp`.
 fn is_identifier(s: &str) -> bool {
     let s = s.strip_suffix('=').unwrap_or(s);
     let joiner = |c: char| matches!(c, '_' | '-' | '.' | ':');
     !s.is_empty()
-        && s.split(joiner).all(|part| {
+        && s.split(joiner).enumerate().all(|(i, part)| {
             let word = part.trim_end_matches(|c: char| c.is_ascii_digit());
             let upper = word.bytes().filter(u8::is_ascii_uppercase).count();
-            !word.is_empty()
-                && part.len() - word.len() <= 4
-                && word.bytes().all(|b| b.is_ascii_alphabetic())
-                && (upper == word.len() || upper * 3 <= word.len() || word.len() <= 12)
+            let number = part.len() - word.len();
+            // A short number may stand as a part of its own after the first (`_bindgen_ty_3`).
+            (word.is_empty() && i > 0 && (1..=4).contains(&number))
+                || !word.is_empty()
+                    && number <= 4
+                    && word.bytes().all(|b| b.is_ascii_alphabetic())
+                    && (upper == word.len() || upper * 3 <= word.len() || word.len() <= 12)
         })
 }
 
@@ -520,7 +535,17 @@ pub(super) fn url_password(s: &str) -> Outcome {
 pub(super) fn user_pass(s: &str) -> Outcome {
     let (user, pass) = s.split_once(':').unwrap_or((s, ""));
     let value = if pass.is_empty() { user } else { pass };
+    // A usage line's `<NAME>` (`-p <PASSWORD>).value_parser(…)`) names the value, it is none.
+    let named = value
+        .strip_prefix('<')
+        .and_then(|r| r.split_once('>'))
+        .is_some_and(|(n, _)| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
+        });
     if value.is_empty()
+        || named
         || filter::is_reference(value)
         || filter::is_placeholder(value)
         || user.starts_with('$')
