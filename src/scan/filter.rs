@@ -91,7 +91,7 @@ pub(super) fn is_placeholder(s: &str) -> bool {
     if b.first() == Some(&b'$') && (env_var || b.get(1).is_some_and(|c| *c == b'{' || *c == b'(')) {
         return true;
     }
-    dominant_fraction(s) >= 0.8 && s.len() >= 6
+    dominant_fraction(s.as_bytes()) >= 0.8 && s.len() >= 6
 }
 
 /// A unit of 2 to 8 characters repeated from the start over at least three quarters of `s`
@@ -135,9 +135,9 @@ fn has_placeholder_word(s: &str) -> bool {
 }
 
 /// Fraction of `s` taken by its most common byte.
-fn dominant_fraction(s: &str) -> f64 {
+pub(super) fn dominant_fraction(s: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
-    for &b in s.as_bytes() {
+    for &b in s {
         counts[usize::from(b)] += 1;
     }
     let max = counts.iter().copied().max().unwrap_or(0);
@@ -341,11 +341,8 @@ pub(super) fn inside_base64_blob(before: &str, value: &str, after: &str) -> bool
     let run: String = [&before[before.len() - left..], value, &after[..right]]
         .concat()
         .replace(['\n', '\r'], "");
-    run.len() >= 64
-        && run.bytes().any(|c| c.is_ascii_uppercase())
-        && run.bytes().any(|c| c.is_ascii_lowercase())
-        && run.bytes().any(|c| c.is_ascii_digit())
-        && shannon_entropy(&run) >= 4.8
+    let c = classes(&run);
+    run.len() >= 64 && c.upper > 0 && c.lower > 0 && c.digit > 0 && shannon_entropy(&run) >= 4.8
 }
 
 /// A version string or number: `1.2.3`, `v2.0.0-rc1`, `2021`.

@@ -180,12 +180,7 @@ pub(super) fn mac(s: &str) -> Outcome {
 
 pub(super) fn phone(ctx: &MatchCtx<'_>, d: &[u8]) -> Outcome {
     // One digit making up four fifths of it: a round or filler number (`1000000`).
-    let most = d
-        .iter()
-        .map(|x| d.iter().filter(|&y| y == x).count())
-        .max()
-        .unwrap_or(0);
-    if d.len() < 7 || d.len() > 15 || most * 5 >= d.len() * 4 {
+    if d.len() < 7 || d.len() > 15 || super::filter::dominant_fraction(d) >= 0.8 {
         return Outcome::Reject;
     }
     // A decimal fraction after it: a number such as `+35236450.6`, not a phone.
