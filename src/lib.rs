@@ -15,5 +15,6 @@ pub mod engine;
 pub mod json;
 pub mod policy;
 pub mod review;
+pub mod sanitize;
 pub mod scan;
 pub mod store;

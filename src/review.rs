@@ -4,7 +4,7 @@
 //! turns keys into [`action::Action`]s, [`app::App::update`] is the only code that changes
 //! state and answers with [`app::Effect`]s (work for the [`worker`] thread, which owns the
 //! data source), and drawing is a pure function of the state ([`view::build_view`] then the
-//! [`widgets`]). Every untrusted string reaches the terminal through [`sanitize`]. The data
+//! [`widgets`]). Every untrusted string reaches the terminal through [`crate::sanitize`]. The data
 //! comes from a [`source::ReviewSource`], so the UI runs the same on the SQLite store and on
 //! the in-memory [`fake::FakeSource`] used by tests.
 //!
@@ -12,7 +12,7 @@
 //! implements [`source::ReviewSource`], and call
 //! `run(Box::new(source), ReviewOptions::from_env(readonly, reviewer, config))`. The adapter
 //! overwrites matched secret bytes before handing text out, computes each row's
-//! `anomaly_count` with [`sanitize::anomaly_count`], and answers `queue_page` with a paged
+//! `anomaly_count` with [`crate::sanitize::anomaly_count`], and answers `queue_page` with a paged
 //! query. [`headless::Headless`] drives the same UI without a terminal (tests, benchmarks).
 
 pub mod action;
@@ -23,7 +23,6 @@ pub mod fake;
 pub mod filter;
 pub mod headless;
 pub mod keymap;
-pub mod sanitize;
 pub mod source;
 pub mod store_source;
 pub mod theme;

@@ -11,7 +11,7 @@ use crate::cli::CheckArgs;
 use crate::engine::gate::{AuditSink, GateOutcome};
 use crate::engine::{GateRequest, PolicyEngine};
 use crate::json::{self, object, Value};
-use crate::review::sanitize::sanitize;
+use crate::sanitize::sanitize;
 use crate::scan::backend::ScannerBackend;
 use crate::scan::Scanner;
 

@@ -244,7 +244,7 @@ pub fn reviewers(command: &ReviewersCommand) -> anyhow::Result<u8> {
             for r in open(store, Mode::ReadOnly)?.reviewers()? {
                 println!(
                     "{}\t{}\t{}",
-                    store_commands::printable(&r.name),
+                    crate::sanitize::line(&r.name),
                     r.role.as_str(),
                     r.key_id
                 );

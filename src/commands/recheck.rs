@@ -226,7 +226,7 @@ pub fn run(
             writeln!(
                 out,
                 "  {}",
-                crate::review::sanitize::sanitize(&line).to_plain()
+                crate::sanitize::sanitize(&line).to_plain()
             )?;
         }
     }

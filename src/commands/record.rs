@@ -10,7 +10,7 @@ use crate::engine::gate::GateOutcome;
 use crate::engine::report::Report;
 use crate::engine::GateRequest;
 use crate::json;
-use crate::review::sanitize::anomaly_count;
+use crate::sanitize::anomaly_count;
 use crate::store::{self, Mode, NewCompaction, NewReport, Recorded, Store};
 
 /// The store path: the given one, or `CQ_STORE` / the default for a bare `--store`.

@@ -97,11 +97,11 @@ pub fn sha256_hex(s: &str) -> String {
 
 /// The row the queue shows for an item.
 pub fn row_of(item: &ItemDetail) -> QueueRow {
-    let anomalies = crate::review::sanitize::anomaly_count(&item.summary_text)
+    let anomalies = crate::sanitize::anomaly_count(&item.summary_text)
         + item
             .sources
             .iter()
-            .map(|s| crate::review::sanitize::anomaly_count(&s.content))
+            .map(|s| crate::sanitize::anomaly_count(&s.content))
             .sum::<usize>();
     QueueRow {
         id: item.id.clone(),

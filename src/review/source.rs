@@ -5,7 +5,7 @@
 //! reveal of a masked secret and the item's audit status. The worker thread owns the only
 //! handle, so methods take `&mut self` and the trait only needs `Send`. Every string in these
 //! types is untrusted unless its doc says otherwise and must go through
-//! [`crate::review::sanitize`] before it reaches the terminal. Secret values are never in
+//! [`crate::sanitize`] before it reaches the terminal. Secret values are never in
 //! these types except in the `String` that [`ReviewSource::reveal`] returns: a source hands
 //! out summaries and source messages with each matched secret's bytes overwritten (same byte
 //! length, so span ranges stay valid), and the UI draws a mask over those ranges anyway.

@@ -2,7 +2,7 @@
 //! functions: they take parsed arguments and return text to print (or data for the runtime),
 //! so `main.rs` only wires clap and maps errors to exit codes.
 //!
-//! Strings that came from a request (tenant and task ids, reasons) pass through [`printable`]
+//! Strings that came from a request (tenant and task ids, reasons) pass through [`crate::sanitize::line`]
 //! before they reach a terminal, so control and bidi characters show as escapes.
 
 use std::fmt::Write as _;
@@ -17,23 +17,7 @@ use super::{
 };
 use crate::audit::{hex, NamedKey};
 use crate::json::{self, object, Value};
-
-/// Escapes control, bidi, zero-width and tag characters so attacker text cannot steer the
-/// terminal. (The TUI's sanitizer renders the same characters as badges.)
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let hidden = c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
-                | '\u{feff}' | '\u{e0000}'..='\u{e007f}');
-        if hidden {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+use crate::sanitize::line;
 
 fn summary_json(c: &CompactionSummary) -> Value {
     object([
@@ -84,12 +68,12 @@ pub fn list(
         let _ = writeln!(
             out,
             "{:<24} {:<12} {:<28} {:>4}  {:<28} {}",
-            printable(&r.id),
+            line(&r.id),
             r.status.as_str(),
-            printable(&r.verdict_class),
+            line(&r.verdict_class),
             r.anomaly_count,
-            printable(&format!("{}/{}", r.tenant_id, r.task_id)),
-            printable(&r.main_reason),
+            line(&format!("{}/{}", r.tenant_id, r.task_id)),
+            line(&r.main_reason),
         );
     }
     let _ = writeln!(out, "{} of {total} shown (from {offset})", rows.len());
@@ -162,19 +146,19 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
     }
     let s = &c.summary;
     let mut out = String::new();
-    let _ = writeln!(out, "compaction  {}", printable(&s.id));
+    let _ = writeln!(out, "compaction  {}", line(&s.id));
     let _ = writeln!(
         out,
         "tenant/task {}/{}",
-        printable(&s.tenant_id),
-        printable(&s.task_id)
+        line(&s.tenant_id),
+        line(&s.task_id)
     );
     let _ = writeln!(out, "status      {}", s.status);
     let _ = writeln!(
         out,
         "verdict     {} ({}, {} anomalies{})",
         s.verdict,
-        printable(&s.verdict_class),
+        line(&s.verdict_class),
         s.anomaly_count,
         if s.has_secret_finding {
             ", secret finding"
@@ -182,7 +166,7 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
             ""
         }
     );
-    let _ = writeln!(out, "reason      {}", printable(&s.main_reason));
+    let _ = writeln!(out, "reason      {}", line(&s.main_reason));
     let _ = writeln!(
         out,
         "report      {} ({} run{})",
@@ -196,16 +180,16 @@ pub fn show(store: &Store, id: &str, as_json: bool) -> anyhow::Result<String> {
             out,
             "decision    {} by {} ({}): {}",
             d.action.as_str(),
-            printable(&d.reviewer),
-            printable(&d.reason),
-            printable(&d.note)
+            line(&d.reviewer),
+            line(&d.reason),
+            line(&d.note)
         );
     }
     for a in &c.approvals {
         let _ = writeln!(
             out,
             "approval    {} (receipt {})",
-            printable(&a.reviewer),
+            line(&a.reviewer),
             a.receipt_seq
         );
     }

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use super::{App, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
 use crate::review::action::Action;
-use crate::review::sanitize::anomaly_count;
+use crate::sanitize::anomaly_count;
 use crate::review::source::{
     AuditView, CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
 };

@@ -11,7 +11,7 @@ use std::ops::Range;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::review::sanitize::{sanitize, SegmentKind};
+use crate::sanitize::{sanitize, SegmentKind};
 use crate::review::theme::{Role, Theme};
 
 /// A byte range of the input to draw differently.
