@@ -7,7 +7,7 @@
 mod fixtures;
 
 use cq::audit::commands as audit_cmd;
-use cq::store::commands::{self, printable};
+use cq::store::commands;
 use cq::store::{Action, DecisionError, ListFilter, SortKey, Status};
 use fixtures::*;
 
@@ -154,10 +154,14 @@ fn a_tampered_request_is_never_handed_to_the_runtime() {
 }
 
 #[test]
-fn printable_escapes_what_could_steer_a_terminal() {
+fn cli_lines_badge_what_could_steer_a_terminal() {
     assert_eq!(
-        printable("ok \u{1b}[31mred\u{202e}x\u{200b}"),
-        "ok \\u{1b}[31mred\\u{202e}x\\u{200b}"
+        cq::sanitize::line("ok \u{1b}[31mred\u{202e}x\u{200b}\nnext"),
+        "ok ⟨ESC[31m⟩red⟨RLO⟩x⟨ZWSP⟩⟨LF⟩next"
     );
-    assert_eq!(printable("tâche — fine"), "tâche — fine");
+    assert_eq!(cq::sanitize::line("tâche — fine"), "tâche — fine");
+    // What the old CLI escaper let through.
+    for hidden in ["\u{061c}", "\u{2028}", "\u{2029}", "\u{ad}", "\u{fe0f}", "\u{e000}"] {
+        assert!(cq::sanitize::line(&format!("a{hidden}b")).contains('⟨'), "{hidden:?}");
+    }
 }
