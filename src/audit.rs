@@ -9,7 +9,6 @@
 //! entry that does not check out; an exported checkpoint kept elsewhere proves that the log
 //! was neither rewritten nor rolled back.
 
-pub mod commands;
 pub mod export;
 pub mod flat;
 pub mod keys;

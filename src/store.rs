@@ -14,8 +14,6 @@ mod record;
 mod reviewers;
 pub mod schema;
 
-pub mod commands;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -93,6 +91,16 @@ pub enum StoreError {
     },
     #[error("a receipt could not be written as canonical JSON: {0}")]
     Canonical(crate::json::CanonicalError),
+}
+
+/// What the store file says differs from what its signed receipts say: a row, a cached column
+/// or the log itself was edited outside `cq`. Decisions and `cq status` refuse with this (exit
+/// 1); `cq audit verify` names every problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the store \"{}\" has been tampered with: {what}; run `cq audit verify --store \"{}\"` for every problem", .path.display(), .path.display())]
+pub struct Tampered {
+    pub path: PathBuf,
+    pub what: String,
 }
 
 impl StoreError {

@@ -13,6 +13,7 @@ use super::{Reviewer, Role, Status, Store, StoreError};
 use crate::audit::keys::NamedKey;
 use crate::audit::log::LogWriter;
 use crate::audit::{Receipt, ReceiptKind};
+use crate::engine::verdict::VerdictClass;
 use crate::json::Value;
 
 /// Release or reject.
@@ -52,15 +53,15 @@ pub struct ReviewRules {
     /// Reason codes a decision may cite.
     pub reason_codes: Vec<String>,
     /// Verdict classes whose release needs two distinct approvers.
-    pub two_person_classes: Vec<String>,
+    pub two_person_classes: Vec<VerdictClass>,
     /// Whether any secret finding also needs two approvers.
     pub two_person_for_secrets: bool,
 }
 
 impl ReviewRules {
-    pub fn needs_two(&self, verdict_class: &str, has_secret_finding: bool) -> bool {
+    pub fn needs_two(&self, verdict_class: VerdictClass, has_secret_finding: bool) -> bool {
         (has_secret_finding && self.two_person_for_secrets)
-            || self.two_person_classes.iter().any(|c| c == verdict_class)
+            || self.two_person_classes.contains(&verdict_class)
     }
 }
 
@@ -137,7 +138,7 @@ impl From<StoreError> for DecisionError {
 struct Target {
     status: Status,
     report_sha256: String,
-    verdict_class: String,
+    verdict_class: VerdictClass,
     has_secret_finding: bool,
     receipt: Receipt,
 }
@@ -206,7 +207,7 @@ impl Store {
                     .with("reviewer_key_id", reviewer.key_id.as_str())
             };
             let needs_two = request.action == Action::Release
-                && rules.needs_two(&target.verdict_class, target.has_secret_finding);
+                && rules.needs_two(target.verdict_class, target.has_secret_finding);
             let mut approvers = Vec::new();
             if needs_two {
                 if reviewer.role != Role::Approver {
@@ -367,6 +368,11 @@ fn load_target(tx: &Connection, id: &str) -> Result<Target, StoreError> {
     let (status, report_sha256, verdict_class, has_secret_finding, digests) = row;
     let status = Status::parse(&status).ok_or_else(|| {
         StoreError::Corrupt(format!("compaction \"{id}\" has status \"{status}\""))
+    })?;
+    let verdict_class = VerdictClass::parse(&verdict_class).ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "compaction \"{id}\" has verdict class \"{verdict_class}\""
+        ))
     })?;
     let [request, summary, population, policy, verifier] = digests;
     let receipt = Receipt::new(ReceiptKind::Decision, Some(id))

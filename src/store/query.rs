@@ -10,6 +10,7 @@ use rusqlite::{params, params_from_iter, Row};
 
 use super::filter::{ListFilter, SortKey};
 use super::{Store, StoreError};
+use crate::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 
 /// Where a compaction stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,10 +56,10 @@ pub struct CompactionSummary {
     pub tenant_id: String,
     pub task_id: String,
     pub status: Status,
-    pub verdict: String,
-    pub outcome: String,
-    pub finding_status: String,
-    pub verdict_class: String,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    pub finding_status: FindingStatus,
+    pub verdict_class: VerdictClass,
     pub has_secret_finding: bool,
     pub main_reason: String,
     pub anomaly_count: u32,
@@ -153,19 +154,28 @@ const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome,
     (SELECT COUNT(*) FROM approvals a
      WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256)";
 
+/// Column `i` of `row` read as one of a vocabulary's words; an unknown word is an error.
+fn word<T>(row: &Row<'_>, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = row.get(i)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("unknown value \"{}\"", crate::sanitize::excerpt(&text, 40)).into(),
+        )
+    })
+}
+
 fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
-    let status: String = row.get(3)?;
     Ok(CompactionSummary {
         id: row.get(0)?,
         tenant_id: row.get(1)?,
         task_id: row.get(2)?,
-        status: Status::parse(&status).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, status.into())
-        })?,
-        verdict: row.get(4)?,
-        outcome: row.get(5)?,
-        finding_status: row.get(6)?,
-        verdict_class: row.get(7)?,
+        status: word(row, 3, Status::parse)?,
+        verdict: word(row, 4, Verdict::parse)?,
+        outcome: word(row, 5, Outcome::parse)?,
+        finding_status: word(row, 6, FindingStatus::parse)?,
+        verdict_class: word(row, 7, VerdictClass::parse)?,
         has_secret_finding: row.get(8)?,
         main_reason: row.get(9)?,
         anomaly_count: row.get(10)?,

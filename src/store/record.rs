@@ -12,6 +12,7 @@ use crate::audit::hex;
 use crate::audit::keys::NamedKey;
 use crate::audit::log::LogWriter;
 use crate::audit::{Receipt, ReceiptKind};
+use crate::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 use sha2::{Digest, Sha256};
 
 /// One report run on a compaction, as the engine produced it.
@@ -22,12 +23,12 @@ pub struct NewReport {
     pub report_json: String,
     pub policy_sha256: String,
     pub verifier_version: String,
-    /// `ACCEPTED` or `QUARANTINED`.
-    pub verdict: String,
-    pub outcome: String,
-    pub finding_status: String,
-    /// The class the two-person rule keys on, e.g. `FAIL/FINDING`.
-    pub verdict_class: String,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    pub finding_status: FindingStatus,
+    /// The most severe class among the failing checks: what the two-person rule keys on and
+    /// the queue sorts by.
+    pub verdict_class: VerdictClass,
     pub main_reason: String,
     pub anomaly_count: u32,
     pub has_secret_finding: bool,
@@ -194,10 +195,9 @@ fn insert(
         return Err(StoreError::IdConflict(new.compaction_id.clone()));
     }
     let r = &new.report;
-    let status = if r.verdict == "ACCEPTED" {
-        "accepted"
-    } else {
-        "quarantined"
+    let status = match r.verdict {
+        Verdict::Accepted => "accepted",
+        Verdict::Quarantined => "quarantined",
     };
     tx.prepare_cached(
         "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
@@ -213,10 +213,10 @@ fn insert(
             new.summary_sha256,
             new.source_population_sha256,
             status,
-            r.verdict,
-            r.outcome,
-            r.finding_status,
-            r.verdict_class,
+            r.verdict.as_str(),
+            r.outcome.as_str(),
+            r.finding_status.as_str(),
+            r.verdict_class.as_str(),
             r.has_secret_finding,
             r.main_reason,
             r.anomaly_count,
@@ -298,10 +298,10 @@ fn update_verdict(tx: &Connection, id: &str, r: &NewReport) -> Result<(), StoreE
          WHERE id = ?1",
         params![
             id,
-            r.verdict,
-            r.outcome,
-            r.finding_status,
-            r.verdict_class,
+            r.verdict.as_str(),
+            r.outcome.as_str(),
+            r.finding_status.as_str(),
+            r.verdict_class.as_str(),
             r.has_secret_finding,
             r.main_reason,
             r.anomaly_count,

@@ -10,11 +10,11 @@ use std::ops::Range;
 
 use super::{App, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
 use crate::review::action::Action;
-use crate::sanitize::anomaly_count;
 use crate::review::source::{
     AuditView, CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
 };
 use crate::review::worker::Request;
+use crate::sanitize::anomaly_count;
 
 /// A pane of the detail screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

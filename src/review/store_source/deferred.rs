@@ -6,10 +6,8 @@ use std::thread::JoinHandle;
 
 use anyhow::Context as _;
 
-use crate::commands::check::Checker;
-use crate::engine::PolicyEngine;
 use crate::policy::Policy;
-use crate::scan::Scanner;
+use crate::service::Checker;
 
 /// A checker that is ready, still being built, or failed to build.
 pub enum Deferred {
@@ -23,15 +21,7 @@ impl Deferred {
     pub fn spawn(policy: Policy) -> anyhow::Result<Deferred> {
         let handle = std::thread::Builder::new()
             .name("cq-review-checker".into())
-            .spawn(move || -> anyhow::Result<Checker> {
-                let scanner =
-                    Scanner::builtin().context("while loading the built-in scan rules")?;
-                let engine = PolicyEngine::new(policy, &scanner.rules_sha256())?;
-                Ok(Checker {
-                    engine,
-                    backend: crate::scan::backend::ScannerBackend::new(scanner),
-                })
-            })
+            .spawn(move || Checker::new(policy))
             .context("while starting the checker thread")?;
         Ok(Deferred::Building(handle))
     }
