@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         ) => ExitCode::from(1),
         Err(err) => {
             warn(&cq::sanitize::plain(&format!("{err:#}")));
-            if err.chain().any(|c| c.is::<cq::store::Tampered>()) {
+            if cq::store::is_tamper(&err) {
                 ExitCode::from(1)
             } else {
                 ExitCode::from(2)

@@ -257,8 +257,8 @@ fn a_read_only_store_refuses_every_write() {
     ));
     let key = team.alice.verifier_text();
     assert!(matches!(
-        store.add_reviewer("dave", &key, cq::store::Role::Reviewer),
-        Err(StoreError::ReadOnly(_))
+        store.add_reviewer("dave", &key, cq::store::Role::Reviewer, Some(&team.alice)),
+        Err(cq::store::RegistrationError::Store(StoreError::ReadOnly(_)))
     ));
     assert!(r.unwrap_err().to_string().contains("read-only"));
     let report = verify(&store, None).unwrap();

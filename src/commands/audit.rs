@@ -3,7 +3,6 @@
 
 use std::io::Write;
 
-use crate::audit::verify;
 use crate::cli::AuditCommand;
 use crate::store::{Mode, StoreError};
 
@@ -24,7 +23,7 @@ pub fn run(command: &AuditCommand, out: &mut Output) -> anyhow::Result<Exit> {
                 }
                 None => None,
             };
-            let report = verify(&store::open(store, Mode::ReadOnly)?, note.as_deref())?;
+            let report = store::open(store, Mode::ReadOnly)?.verify(note.as_deref())?;
             writeln!(out, "{}", report.to_string().trim_end())?;
             Ok(if report.is_ok() {
                 Exit::Success
@@ -33,7 +32,7 @@ pub fn run(command: &AuditCommand, out: &mut Output) -> anyhow::Result<Exit> {
             })
         }
         AuditCommand::Export { store } => {
-            crate::audit::export_jsonl(&store::open(store, Mode::ReadOnly)?, out)?;
+            store::open(store, Mode::ReadOnly)?.export_jsonl(out)?;
             Ok(Exit::Success)
         }
         AuditCommand::Checkpoint { store } => {

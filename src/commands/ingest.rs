@@ -80,7 +80,7 @@ pub fn run(
                 checker
                     .check(&request)
                     .map_err(|e| format!("refused: {e}"))
-                    .map(|outcome| new_compaction(&request, &outcome))
+                    .map(|outcome| new_compaction(&request, &outcome, checker.release_rules()))
             });
         match checked {
             Ok(item) => {

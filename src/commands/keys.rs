@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::audit::generate_key;
+use crate::audit::{generate_key, NamedKey};
 use crate::cli::{KeysCommand, ReviewersCommand};
 use crate::sanitize::line;
 use crate::store::{Mode, Role};
@@ -42,6 +42,7 @@ pub fn reviewers(command: &ReviewersCommand, out: &mut Output) -> anyhow::Result
             name,
             pubkey,
             role,
+            key,
             store,
         } => {
             let role = Role::parse(role).with_context(|| {
@@ -50,7 +51,18 @@ pub fn reviewers(command: &ReviewersCommand, out: &mut Output) -> anyhow::Result
                     line(role)
                 )
             })?;
-            let r = store::open(store, Mode::ReadWrite)?.add_reviewer(name, pubkey, role)?;
+            let authoriser = match key {
+                Some(path) => Some(NamedKey::load(path).with_context(|| {
+                    format!("while loading the approver key \"{}\"", path.display())
+                })?),
+                None => None,
+            };
+            let r = store::open(store, Mode::ReadWrite)?.add_reviewer(
+                name,
+                pubkey,
+                role,
+                authoriser.as_ref(),
+            )?;
             writeln!(
                 out,
                 "reviewer \"{}\" added as {} (key {}, receipt {})",

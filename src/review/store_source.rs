@@ -415,7 +415,7 @@ impl ReviewSource for StoreSource {
 
     fn audit_status(&mut self, id: &ItemId) -> anyhow::Result<AuditView> {
         let receipts = self.receipts(&id.0)?;
-        let chain = match crate::audit::verify(&self.store, None) {
+        let chain = match self.store.verify(None) {
             Ok(report) if report.is_ok() => ChainStatus::Verified {
                 entries: report.entries,
                 checkpoint: report.root,

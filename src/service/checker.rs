@@ -10,6 +10,7 @@ use crate::json::Value;
 use crate::policy::Policy;
 use crate::scan::backend::ScannerBackend;
 use crate::scan::Scanner;
+use crate::store::{Action, ReviewRules};
 
 /// The seed-format audit events of one check, kept in memory (the store keeps our own
 /// receipts; these are what the seed's contract reads back).
@@ -37,6 +38,8 @@ impl AuditSink for MemoryAudit {
 pub struct Checker {
     pub engine: PolicyEngine,
     pub backend: ScannerBackend,
+    /// The policy's review rules for releases (how many approvers a release needs).
+    release: ReviewRules,
 }
 
 impl std::fmt::Debug for Checker {
@@ -52,11 +55,18 @@ impl Checker {
     /// Compiles `policy` against the built-in scan rules.
     pub fn new(policy: Policy) -> anyhow::Result<Checker> {
         let scanner = Scanner::builtin().context("while loading the built-in scan rules")?;
+        let release = super::decide::review_rules(&policy, Action::Release)?;
         let engine = PolicyEngine::new(policy, &scanner.rules_sha256())?;
         Ok(Checker {
             engine,
             backend: ScannerBackend::new(scanner),
+            release,
         })
+    }
+
+    /// The policy's review rules for releases.
+    pub fn release_rules(&self) -> &ReviewRules {
+        &self.release
     }
 
     pub fn scanner(&self) -> &Scanner {

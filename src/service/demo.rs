@@ -232,7 +232,7 @@ pub fn build(path: &Path) -> anyhow::Result<Built> {
         }
         let items = round
             .iter()
-            .map(|&i| new_compaction(&judged[i].1, &judged[i].2))
+            .map(|&i| new_compaction(&judged[i].1, &judged[i].2, checker.release_rules()))
             .collect::<Vec<_>>();
         let recorded = store
             .record_batch(&items)
@@ -315,6 +315,8 @@ fn ensure_reviewers(store: &Store, path: &Path) -> anyhow::Result<Vec<PathBuf>> 
         .reviewers()
         .context("while listing the demo reviewers")?;
     let mut keys = Vec::with_capacity(REVIEWERS.len());
+    // The first demo approver is registered by the store's key, the next by her.
+    let mut authoriser: Option<NamedKey> = None;
     for name in REVIEWERS {
         let secret = dir.join(format!("{name}.key"));
         if !secret.exists() {
@@ -336,10 +338,11 @@ fn ensure_reviewers(store: &Store, path: &Path) -> anyhow::Result<Vec<PathBuf>> 
             ),
             None => {
                 store
-                    .add_reviewer(name, &key.verifier_text(), Role::Approver)
+                    .add_reviewer(name, &key.verifier_text(), Role::Approver, authoriser.as_ref())
                     .with_context(|| format!("while registering demo reviewer \"{name}\""))?;
             }
         }
+        authoriser.get_or_insert(key);
         keys.push(secret);
     }
     Ok(keys)

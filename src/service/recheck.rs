@@ -71,7 +71,11 @@ pub fn recheck(store: &Store, checker: &Checker, id: &str) -> anyhow::Result<Rec
     let outcome = checker
         .check(&request)
         .with_context(|| format!("while rechecking \"{id}\""))?;
-    let report = new_report(&outcome.report, outcome.summary_text.as_deref());
+    let report = new_report(
+        &outcome.report,
+        outcome.summary_text.as_deref(),
+        checker.release_rules(),
+    );
     let change = store
         .record_rerun(id, &report)
         .with_context(|| format!("while storing the rerun of \"{id}\""))?;

@@ -7,13 +7,20 @@ use crate::engine::gate::GateOutcome;
 use crate::engine::report::SealedReport;
 use crate::engine::{GateRequest, Refusal};
 use crate::sanitize::anomaly_count;
-use crate::store::{NewCompaction, NewReport, Recorded, Store, StoreError};
+use crate::store::{NewCompaction, NewReport, Recorded, ReviewRules, Store, StoreError};
 
 use super::checker::Checker;
 
-/// What the store keeps of a sealed report.
-pub fn new_report(report: &SealedReport, summary: Option<&str>) -> NewReport {
+/// What the store keeps of a sealed report; `release` are the review rules for releases, which
+/// decide how many approvers a release of it needs.
+pub fn new_report(
+    report: &SealedReport,
+    summary: Option<&str>,
+    release: &ReviewRules,
+) -> NewReport {
     let main = report.main_failure();
+    let class = report.verdict_class();
+    let secret = report.has_secret_finding();
     NewReport {
         report_sha256: report.sha256.clone(),
         report_json: report.canonical.clone(),
@@ -22,17 +29,26 @@ pub fn new_report(report: &SealedReport, summary: Option<&str>) -> NewReport {
         verdict: report.verdict,
         outcome: report.outcome,
         finding_status: report.finding_status,
-        verdict_class: report.verdict_class(),
+        verdict_class: class,
         main_reason: main
             .map(|c| format!("{}: {}", c.check, c.code))
             .unwrap_or_default(),
         anomaly_count: summary.map_or(0, |s| u32::try_from(anomaly_count(s)).unwrap_or(u32::MAX)),
-        has_secret_finding: report.has_secret_finding(),
+        has_secret_finding: secret,
+        approvals_required: if release.needs_two(class, secret) {
+            2
+        } else {
+            1
+        },
     }
 }
 
 /// What the store keeps of one checked request.
-pub fn new_compaction(request: &GateRequest, outcome: &GateOutcome) -> NewCompaction {
+pub fn new_compaction(
+    request: &GateRequest,
+    outcome: &GateOutcome,
+    release: &ReviewRules,
+) -> NewCompaction {
     let report = &outcome.report;
     NewCompaction {
         compaction_id: report.compaction_id.clone(),
@@ -42,7 +58,7 @@ pub fn new_compaction(request: &GateRequest, outcome: &GateOutcome) -> NewCompac
         request_json: request.canonical(),
         summary_sha256: report.summary_sha256.clone().unwrap_or_default(),
         source_population_sha256: report.source_population_sha256.clone(),
-        report: new_report(report, outcome.summary_text.as_deref()),
+        report: new_report(report, outcome.summary_text.as_deref(), release),
     }
 }
 
@@ -71,7 +87,11 @@ pub fn check_and_record(
 ) -> Result<Checked, RecordError> {
     let outcome = checker.check(request)?;
     let recorded = match store {
-        Some(store) => Some(store.record_verdict(&new_compaction(request, &outcome))?),
+        Some(store) => Some(store.record_verdict(&new_compaction(
+            request,
+            &outcome,
+            checker.release_rules(),
+        ))?),
         None => None,
     };
     Ok(Checked { outcome, recorded })

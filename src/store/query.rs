@@ -123,19 +123,7 @@ pub struct StatusCounts {
 }
 
 /// One receipt as stored in the audit log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredReceipt {
-    pub seq: u64,
-    pub kind: String,
-    pub compaction_id: Option<String>,
-    /// The canonical JSON body (the signed bytes).
-    pub body: String,
-    pub sha256: String,
-    /// Base64 Ed25519 signature, for receipts a reviewer made.
-    pub signature: Option<String>,
-    pub key_id: Option<String>,
-    pub created_at: String,
-}
+pub type StoredReceipt = crate::audit::rows::EntryRow;
 
 /// One stored report run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -385,37 +373,12 @@ impl Store {
 
     /// The receipts about `id`, oldest first.
     pub fn receipts_for(&self, id: &str) -> Result<Vec<StoredReceipt>, StoreError> {
-        self.receipts_where("compaction_id = ?1", id)
+        super::audit_rows::entries_where(self.conn(), "compaction_id = ?1", &id)
     }
 
     /// The receipt at `seq`, if any.
     pub fn receipt(&self, seq: u64) -> Result<Option<StoredReceipt>, StoreError> {
-        Ok(self
-            .receipts_where("seq = ?1", &(seq as i64).to_string())?
-            .pop())
-    }
-
-    fn receipts_where(&self, clause: &str, value: &str) -> Result<Vec<StoredReceipt>, StoreError> {
-        let err = StoreError::sql("reading receipts");
-        let sql = format!(
-            "SELECT seq, kind, compaction_id, receipt_json, receipt_sha256, signature, key_id, created_at
-             FROM audit_entries WHERE {clause} ORDER BY seq"
-        );
-        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let rows = st
-            .query_map([value], |r| {
-                Ok(StoredReceipt {
-                    seq: r.get::<_, i64>(0)?.max(0) as u64,
-                    kind: r.get(1)?,
-                    compaction_id: r.get(2)?,
-                    body: r.get(3)?,
-                    sha256: r.get(4)?,
-                    signature: r.get(5)?,
-                    key_id: r.get(6)?,
-                    created_at: r.get(7)?,
-                })
-            })
-            .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        Ok(super::audit_rows::entries_where(self.conn(), "seq = ?1", &seq)?.pop())
     }
 }

@@ -81,7 +81,11 @@ fn build(db: &Path, n: usize) {
         .iter()
         .map(|s| {
             let request = GateRequest::from_value(&request(0, "acme", "task-0", s)).unwrap();
-            new_compaction(&request, &checker.check(&request).unwrap())
+            new_compaction(
+                &request,
+                &checker.check(&request).unwrap(),
+                checker.release_rules(),
+            )
         })
         .collect();
     let tenants = ["acme", "globex", "initech", "umbrella", "hooli"];

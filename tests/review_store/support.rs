@@ -139,13 +139,13 @@ impl Fixture {
         let bob = key(d, "bob");
         let carol = key(d, "carol");
         store
-            .add_reviewer("alice", &alice.verifier_text(), Role::Reviewer)
+            .add_reviewer("alice", &alice.verifier_text(), Role::Reviewer, None)
             .unwrap();
         store
-            .add_reviewer("bob", &bob.verifier_text(), Role::Approver)
+            .add_reviewer("bob", &bob.verifier_text(), Role::Approver, None)
             .unwrap();
         store
-            .add_reviewer("carol", &carol.verifier_text(), Role::Approver)
+            .add_reviewer("carol", &carol.verifier_text(), Role::Approver, Some(&bob))
             .unwrap();
         Fixture {
             conflict: ids[1].clone(),

@@ -81,6 +81,7 @@ pub fn report(i: usize, verdict: &str, class: &str, run: usize) -> NewReport {
         main_reason: format!("check consistency: {class}"),
         anomaly_count: (i % 5) as u32,
         has_secret_finding: false,
+        approvals_required: if class == "FAIL/FINDING" { 2 } else { 1 },
     }
 }
 
@@ -125,13 +126,23 @@ pub fn team(store: &Store) -> Team {
         carol: NamedKey::generate("carol").unwrap(),
     };
     store
-        .add_reviewer("alice", &team.alice.verifier_text(), Role::Approver)
+        .add_reviewer("alice", &team.alice.verifier_text(), Role::Approver, None)
         .unwrap();
     store
-        .add_reviewer("bob", &team.bob.verifier_text(), Role::Approver)
+        .add_reviewer(
+            "bob",
+            &team.bob.verifier_text(),
+            Role::Approver,
+            Some(&team.alice),
+        )
         .unwrap();
     store
-        .add_reviewer("carol", &team.carol.verifier_text(), Role::Reviewer)
+        .add_reviewer(
+            "carol",
+            &team.carol.verifier_text(),
+            Role::Reviewer,
+            Some(&team.alice),
+        )
         .unwrap();
     team
 }
