@@ -3,6 +3,8 @@
 //! installing `cq`'s hook entries into settings files: round trips to the original bytes,
 //! idempotence, foreign entries kept, malformed files refused.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 use cq::agents::hooks::{

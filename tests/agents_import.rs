@@ -5,6 +5,8 @@
 //! is unreadable, and whether it can be verified at all. Every compaction is also a request
 //! the gate accepts as well-formed.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -126,10 +126,8 @@ fn read(
             let payload = object.get("payload").and_then(Value::as_object);
             match (kind, payload) {
                 ("session_meta", Some(payload)) => state.session_meta(payload),
-                ("turn_context", Some(payload)) => {
-                    if state.session.cwd.is_none() {
-                        state.session.cwd = str_field(payload, "cwd").map(str::to_string);
-                    }
+                ("turn_context", Some(payload)) if state.session.cwd.is_none() => {
+                    state.session.cwd = str_field(payload, "cwd").map(str::to_string);
                 }
                 ("response_item", Some(payload)) => state.item(line, payload),
                 ("compacted", Some(payload)) => state.compacted(line, payload, path),

@@ -322,7 +322,7 @@ mod tests {
         assert_eq!(
             compose_context(&parts, 10),
             Err(ContextTooLong {
-                length: 53,
+                length: 56,
                 cap: 10
             })
         );
