@@ -46,7 +46,10 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::SourceMessage;
 
-pub use summary::{format_claude_code_summary, strip_claude_code_summary, strip_codex_summary};
+pub use summary::{
+    claude_code_summary_matches, format_claude_code_summary, strip_claude_code_summary,
+    strip_codex_summary,
+};
 pub use walk::{transcript_files, TranscriptFile};
 
 /// The agent runtime that wrote a transcript.
@@ -63,6 +66,13 @@ impl Runtime {
             Runtime::ClaudeCode => "claude-code",
             Runtime::Codex => "codex",
         }
+    }
+
+    /// The runtime named `name` (as [`Runtime::name`] spells it).
+    pub fn from_name(name: &str) -> Option<Runtime> {
+        [Runtime::ClaudeCode, Runtime::Codex]
+            .into_iter()
+            .find(|runtime| runtime.name() == name)
     }
 }
 
@@ -115,6 +125,7 @@ pub enum ImportedSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportProblem {
     pub file: PathBuf,
+    /// 1-based; 0 when the file as a whole could not be read.
     pub line: u64,
     pub message: String,
 }

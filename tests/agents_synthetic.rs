@@ -452,3 +452,71 @@ fn codex_pending_source_is_the_history_since_the_last_compaction() {
         None
     );
 }
+
+#[test]
+fn the_walker_recurses_in_order_and_skips_what_is_not_a_transcript() {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("-home-u-proj");
+    let subagents = project.join("s1").join("subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    let transcript = jsonl(&two_compactions());
+    std::fs::write(project.join("s2.jsonl"), &transcript).unwrap();
+    std::fs::write(project.join("s1.jsonl"), &transcript).unwrap();
+    std::fs::write(subagents.join("agent-a1.jsonl"), &transcript).unwrap();
+    std::fs::write(project.join("notes.txt"), b"not a transcript").unwrap();
+    std::fs::write(project.join("empty.jsonl"), b"\n\n").unwrap();
+    std::fs::write(
+        project.join("history.jsonl"),
+        b"{\"display\":\"ls\",\"timestamp\":1}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("rollout-2025.jsonl"),
+        jsonl(&[meta("c", "/r"), message("user", "x")]),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root.path(), project.join("loop")).unwrap();
+    let names = |runtime| -> Vec<String> {
+        cq::agents::transcript_files(root.path(), runtime)
+            .unwrap()
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(root.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(
+        names(Runtime::ClaudeCode),
+        [
+            "-home-u-proj/s1/subagents/agent-a1.jsonl",
+            "-home-u-proj/s1.jsonl",
+            "-home-u-proj/s2.jsonl"
+        ]
+    );
+    assert_eq!(names(Runtime::Codex), ["rollout-2025.jsonl"]);
+    let one =
+        cq::agents::transcript_files(&project.join("notes.txt"), Runtime::ClaudeCode).unwrap();
+    assert_eq!(
+        one.len(),
+        1,
+        "a file named on the command line is taken as it is"
+    );
+}
+
+#[test]
+fn the_last_user_turns_are_the_latest_ones_in_order() {
+    let import = claude(&jsonl(&two_compactions()), &Limits::default());
+    let messages = &import.compactions[1].messages;
+    let last: Vec<&str> = cq::agents::last_user_turns(messages, 3)
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(last, ["Now run the tests."]);
+    assert_eq!(Runtime::from_name("codex"), Some(Runtime::Codex));
+    assert_eq!(Runtime::from_name("Codex"), None);
+}

@@ -61,7 +61,7 @@ struct State {
     history: Vec<Turn>,
     carried: Option<String>,
     tools: HashMap<String, String>,
-    /// The 1-based line of every turn in `history` is its own; a flag for "no session yet".
+    /// No `session_meta` seen yet (an old rollout's bare header may still come).
     headless: bool,
     compactions: Vec<ImportedCompaction>,
 }

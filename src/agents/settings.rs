@@ -163,7 +163,7 @@ pub fn uninstall(text: &str, spec: &HookInstall) -> Result<String, SettingsError
     // Each edit removes one handler, so this ends; the bound only guards against a bug.
     for _ in 0..=text.len() {
         let root = parse_root(&text)?;
-        let Some(edit) = removal(&text, &root, spec)? else {
+        let Some(edit) = removal(&root, spec)? else {
             break;
         };
         if edit.start == edit.end {
@@ -228,7 +228,7 @@ fn shape(what: &str, expected: &'static str) -> SettingsError {
 }
 
 /// The next edit that removes one of `cq`'s handlers, `None` when there is none left.
-fn removal(text: &str, root: &Node, spec: &HookInstall) -> Result<Option<Edit>, SettingsError> {
+fn removal(root: &Node, spec: &HookInstall) -> Result<Option<Edit>, SettingsError> {
     let Some(hooks) = root.member("hooks") else {
         return Ok(None);
     };
@@ -248,13 +248,13 @@ fn removal(text: &str, root: &Node, spec: &HookInstall) -> Result<Option<Edit>, 
                 let Some(list) = group.member("hooks") else {
                     continue;
                 };
-                return Ok(remove_item(text, &list.value, handler_index));
+                return Ok(remove_item(&list.value, handler_index));
             }
             if groups.len() > 1 {
-                return Ok(remove_item(text, &event.value, group_index));
+                return Ok(remove_item(&event.value, group_index));
             }
             if events.len() > 1 {
-                return Ok(remove_member(text, &hooks.value, event_index));
+                return Ok(remove_member(&hooks.value, event_index));
             }
             let Kind::Object(top) = &root.kind else {
                 return Ok(None);
@@ -262,7 +262,7 @@ fn removal(text: &str, root: &Node, spec: &HookInstall) -> Result<Option<Edit>, 
             let Some(index) = top.iter().position(|m| m.key == "hooks") else {
                 return Ok(None);
             };
-            return Ok(remove_member(text, root, index));
+            return Ok(remove_member(root, index));
         }
     }
     Ok(None)
@@ -285,7 +285,7 @@ impl Edit {
     }
 }
 
-fn remove_member(text: &str, object: &Node, index: usize) -> Option<Edit> {
+fn remove_member(object: &Node, index: usize) -> Option<Edit> {
     let Kind::Object(members) = &object.kind else {
         return None;
     };
@@ -293,25 +293,20 @@ fn remove_member(text: &str, object: &Node, index: usize) -> Option<Edit> {
         .iter()
         .map(|m: &Member| (m.key_start, m.value.end))
         .collect();
-    remove_span(text, object, &spans, index)
+    remove_span(object, &spans, index)
 }
 
-fn remove_item(text: &str, array: &Node, index: usize) -> Option<Edit> {
+fn remove_item(array: &Node, index: usize) -> Option<Edit> {
     let Kind::Array(items) = &array.kind else {
         return None;
     };
     let spans: Vec<(usize, usize)> = items.iter().map(|n| (n.start, n.end)).collect();
-    remove_span(text, array, &spans, index)
+    remove_span(array, &spans, index)
 }
 
 /// Removes element `index` of a container whose elements span `spans`, with the separator
 /// an insertion would have added: the one before a last element, the one after any other.
-fn remove_span(
-    _text: &str,
-    container: &Node,
-    spans: &[(usize, usize)],
-    index: usize,
-) -> Option<Edit> {
+fn remove_span(container: &Node, spans: &[(usize, usize)], index: usize) -> Option<Edit> {
     let (start, end) = match (spans.len(), index) {
         (1, 0) => (container.start + 1, container.end - 1),
         (n, i) if i + 1 == n => (spans.get(i - 1)?.1, spans.get(i)?.1),

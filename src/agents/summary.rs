@@ -101,6 +101,14 @@ pub fn format_claude_code_summary(raw: &str) -> String {
     collapsed.trim().to_string()
 }
 
+/// Whether a summary read from the transcript (already stripped) is the one a `PostCompact`
+/// payload carries raw: the same words once both are formatted. A mismatch means the
+/// transcript does not hold this compaction yet (or holds another one).
+pub fn claude_code_summary_matches(stripped: &str, compact_summary: &str) -> bool {
+    let formatted = strip_claude_code_summary(&format_claude_code_summary(compact_summary));
+    stripped.split_whitespace().eq(formatted.split_whitespace())
+}
+
 fn tag_span(text: &str, open: &str, close: &str) -> Option<(usize, usize)> {
     let start = text.find(open)?;
     let after = start + open.len();
@@ -169,6 +177,20 @@ mod tests {
             format_claude_code_summary(raw),
             "Summary:\n1. Primary Request: x\n\n2. Next"
         );
+    }
+
+    #[test]
+    fn a_post_compact_summary_matches_the_transcript_one() {
+        let raw = "<analysis>notes</analysis>\n<summary>\n1. Primary Request: x\n</summary>";
+        let transcript = format!(
+            "{CLAUDE_PREAMBLE}\n\nSummary:\n1. Primary Request: x\n\n{}",
+            CLAUDE_TRAILERS[1]
+        );
+        assert!(claude_code_summary_matches(
+            &strip_claude_code_summary(&transcript),
+            raw
+        ));
+        assert!(!claude_code_summary_matches("Summary:\n1. Other", raw));
     }
 
     #[test]

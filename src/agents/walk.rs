@@ -1,8 +1,9 @@
-//! Which files under a path are transcripts: every `*.jsonl` file, recursively, in byte order
-//! of their paths (so two runs over the same tree import in the same order), without following
-//! symbolic links to directories (no loops), skipping files whose first line is not one the
-//! runtime writes (Codex's `history.jsonl`, logs). A path that is itself a file is taken as it
-//! is. Sizes come along so a caller can show progress over a large tree.
+//! Which files under a path are transcripts: every `*.jsonl` file, recursively, in path order
+//! (component by component, so two runs over the same tree import in the same order, and a
+//! session's `subagents/` come right before it), without following symbolic links to
+//! directories (no loops), skipping files whose first line is not one the runtime writes
+//! (`history.jsonl`, logs). A path that is itself a file is taken as it is. Sizes come along
+//! so a caller can show progress over a large tree.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
