@@ -196,6 +196,23 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_lines_are_reported_not_recursed_into() {
+        let deep = format!(
+            "{}{}\n{{\"ok\":1}}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let (seen, problems) = run(deep.as_bytes(), 1 << 20);
+        assert_eq!(seen, vec![(2, "{\"ok\":1}".to_string())]);
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].message.contains("recursion limit"),
+            "{}",
+            problems[0].message
+        );
+    }
+
+    #[test]
     fn a_line_over_the_cap_is_skipped_without_being_kept() {
         let long = format!("{{\"x\":\"{}\"}}", "y".repeat(10_000));
         let input = format!("{{\"a\":1}}\n{long}\n{{\"b\":2}}\n");
