@@ -9,6 +9,8 @@ pub mod check;
 pub mod decide;
 pub mod demo;
 pub mod digest;
+pub mod hook;
+pub mod import;
 pub mod ingest;
 pub mod input;
 pub mod keys;
@@ -63,6 +65,8 @@ pub fn run(cli: Cli, out: &mut Output) -> anyhow::Result<Exit> {
         Command::Audit(command) => audit::run(&command, out),
         Command::Keys(command) => keys::generate(&command, out),
         Command::Reviewers(command) => keys::reviewers(&command, out),
+        Command::Import(args) => import::run(&args, out),
+        Command::Hook(command) => hook::run(&command, out),
         Command::Review(args) => review::run(&args),
         Command::Demo(args) => demo::run(&args, out),
     }

@@ -30,6 +30,8 @@ use crate::engine::verdict::{Verdict, VerdictClass};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedCompaction {
     pub compaction_id: String,
+    pub tenant_id: String,
+    pub task_id: String,
     pub verdict: Verdict,
     pub request_sha256: String,
     pub summary_sha256: String,
@@ -272,6 +274,8 @@ impl Store {
             (Some(ReceiptKind::Verdict), None) => {
                 let mut fresh = VerifiedCompaction {
                     compaction_id: s("compaction_id"),
+                    tenant_id: s("tenant_id"),
+                    task_id: s("task_id"),
                     verdict: Verdict::parse(&s("verdict")).ok_or_else(|| bad("unknown verdict"))?,
                     request_sha256: s("request_sha256"),
                     summary_sha256: s("summary_sha256"),
