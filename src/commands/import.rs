@@ -4,6 +4,7 @@
 //! A bad line is reported by file and line and the rest is imported.
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,7 +15,7 @@ use crate::engine::verdict::Verdict;
 use crate::service::agents::{request_for, PinTracker};
 use crate::service::record::new_compaction;
 use crate::service::Checker;
-use crate::store::{Mode, Recorded};
+use crate::store::{Mode, Recorded, Store};
 
 use super::{policy, store, warn, Exit, Output};
 
@@ -33,6 +34,76 @@ struct Tally {
     quarantined: u64,
     duplicates: u64,
     problems: Vec<String>,
+}
+
+/// Checks and records the compactions of one transcript; what happened goes in `tally`.
+fn import_one(
+    checker: &Checker,
+    store: &Store,
+    runtime: Runtime,
+    file: &Path,
+    tally: &mut Tally,
+) -> anyhow::Result<()> {
+    let found = agents::import_file(file, runtime, &Limits::default());
+    tally
+        .problems
+        .extend(found.problems.iter().map(ToString::to_string));
+    let mut pins = PinTracker::new();
+    let mut items = Vec::with_capacity(found.compactions.len());
+    let mut sessions = Vec::new();
+    for c in &found.compactions {
+        tally.found += 1;
+        let at = format!("{}:{}", file.display(), c.line);
+        let pinned = match pins.pins_for(c) {
+            Ok(pinned) => pinned,
+            Err(e) => {
+                tally.problems.push(format!("{at}: {e:#}"));
+                continue;
+            }
+        };
+        let request = request_for(c, checker.policy(), pinned);
+        match checker.check(&request) {
+            Ok(outcome) => {
+                items.push(new_compaction(&request, &outcome, checker.release_rules()));
+                sessions.push(request.task_id.clone());
+            }
+            Err(e) => tally.problems.push(format!("{at}: refused: {e}")),
+        }
+    }
+    if items.is_empty() {
+        return Ok(());
+    }
+    let results = store
+        .record_batch(&items)
+        .with_context(|| format!("while recording the compactions of \"{}\"", file.display()))?;
+    // The session index points at each session's last compaction in this transcript.
+    let mut latest: Vec<(String, String)> = Vec::new();
+    for ((item, task), result) in items.iter().zip(&sessions).zip(results) {
+        let id = match result {
+            Ok(Recorded::New { compaction_id, .. }) => {
+                if item.report.verdict == Verdict::Accepted {
+                    tally.accepted += 1;
+                } else {
+                    tally.quarantined += 1;
+                }
+                compaction_id
+            }
+            Ok(Recorded::Duplicate { compaction_id }) => {
+                tally.duplicates += 1;
+                compaction_id
+            }
+            Err(e) => {
+                tally.problems.push(format!("{}: {e}", file.display()));
+                continue;
+            }
+        };
+        latest.retain(|(t, _)| t != task);
+        latest.push((task.clone(), id));
+    }
+    for (task, id) in latest {
+        store.set_session_compaction(runtime.name(), &task, &id)?;
+    }
+    Ok(())
 }
 
 pub fn run(args: &ImportArgs, out: &mut Output) -> anyhow::Result<Exit> {
@@ -62,64 +133,7 @@ pub fn run(args: &ImportArgs, out: &mut Output) -> anyhow::Result<Exit> {
     let mut tally = Tally::default();
     for file in &files {
         progress.inc(1);
-        let found = agents::import_file(file, runtime, &Limits::default());
-        tally
-            .problems
-            .extend(found.problems.iter().map(ToString::to_string));
-        let mut pins = PinTracker::new();
-        let mut items = Vec::with_capacity(found.compactions.len());
-        let mut sessions = Vec::new();
-        for c in &found.compactions {
-            tally.found += 1;
-            let at = format!("{}:{}", file.display(), c.line);
-            let pinned = match pins.pins_for(c) {
-                Ok(pinned) => pinned,
-                Err(e) => {
-                    tally.problems.push(format!("{at}: {e:#}"));
-                    continue;
-                }
-            };
-            let request = request_for(c, checker.policy(), pinned);
-            match checker.check(&request) {
-                Ok(outcome) => {
-                    items.push(new_compaction(&request, &outcome, checker.release_rules()));
-                    sessions.push(request.task_id.clone());
-                }
-                Err(e) => tally.problems.push(format!("{at}: refused: {e}")),
-            }
-        }
-        if items.is_empty() {
-            continue;
-        }
-        let results = store.record_batch(&items).with_context(|| {
-            format!("while recording the compactions of \"{}\"", file.display())
-        })?;
-        let mut latest: Vec<(String, String)> = Vec::new();
-        for ((item, task), result) in items.iter().zip(&sessions).zip(results) {
-            let id = match result {
-                Ok(Recorded::New { compaction_id, .. }) => {
-                    if item.report.verdict == Verdict::Accepted {
-                        tally.accepted += 1;
-                    } else {
-                        tally.quarantined += 1;
-                    }
-                    compaction_id
-                }
-                Ok(Recorded::Duplicate { compaction_id }) => {
-                    tally.duplicates += 1;
-                    compaction_id
-                }
-                Err(e) => {
-                    tally.problems.push(format!("{}: {e}", file.display()));
-                    continue;
-                }
-            };
-            latest.retain(|(t, _)| t != task);
-            latest.push((task.clone(), id));
-        }
-        for (task, id) in latest {
-            store.set_session_compaction(runtime.name(), &task, &id)?;
-        }
+        import_one(&checker, &store, runtime, file, &mut tally)?;
     }
     progress.finish_and_clear();
     writeln!(

@@ -243,7 +243,7 @@ fn fill_authorisers(conn: &Connection) -> Result<(), StoreError> {
         .and_then(Iterator::collect::<Result<Vec<_>, _>>)
         .map_err(err)?;
     for (seq, body) in rows {
-        let by = crate::audit::flat::read(&body)
+        let by = crate::audit::receipt_fields::read(&body)
             .and_then(|b| b.str("authorized_by").map(str::to_owned))
             .unwrap_or_default();
         conn.execute(
