@@ -298,8 +298,8 @@ fn command_line_rerun_sort_and_quit() {
         .type_text("rerun")
         .key(KeyCode::Enter);
     assert_eq!(h.source.reruns.len(), 1);
-    let effects = h.app.update(Action::Quit);
-    assert_eq!(effects, vec![Effect::Quit]);
+    let update = h.app.update(Action::Quit);
+    assert_eq!(update.effects, vec![Effect::Quit]);
 }
 
 #[test]

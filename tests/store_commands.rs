@@ -161,7 +161,12 @@ fn cli_lines_badge_what_could_steer_a_terminal() {
     );
     assert_eq!(cq::sanitize::line("tâche — fine"), "tâche — fine");
     // What the old CLI escaper let through.
-    for hidden in ["\u{061c}", "\u{2028}", "\u{2029}", "\u{ad}", "\u{fe0f}", "\u{e000}"] {
-        assert!(cq::sanitize::line(&format!("a{hidden}b")).contains('⟨'), "{hidden:?}");
+    for hidden in [
+        "\u{061c}", "\u{2028}", "\u{2029}", "\u{ad}", "\u{fe0f}", "\u{e000}",
+    ] {
+        assert!(
+            cq::sanitize::line(&format!("a{hidden}b")).contains('⟨'),
+            "{hidden:?}"
+        );
     }
 }

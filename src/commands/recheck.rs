@@ -223,11 +223,7 @@ pub fn run(
             )?;
         }
         for line in lines {
-            writeln!(
-                out,
-                "  {}",
-                crate::sanitize::sanitize(&line).to_plain()
-            )?;
+            writeln!(out, "  {}", crate::sanitize::sanitize(&line).to_plain())?;
         }
     }
     writeln!(out, "rechecked {}, {changed} changed", ids.len())?;
