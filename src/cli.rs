@@ -249,6 +249,10 @@ pub enum ReviewersCommand {
         /// reviewer or approver.
         #[arg(long, default_value = "reviewer")]
         role: String,
+        /// The key file of the approver who authorises this registration (not needed for the
+        /// first approver of a new store, which the store's own key registers).
+        #[arg(long)]
+        key: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },

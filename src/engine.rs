@@ -19,9 +19,12 @@ pub mod verifier;
 
 pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
 pub mod checks;
+pub mod context;
 pub mod gate;
-pub mod loaded;
+pub mod policy_engine;
 pub mod report;
+pub mod report_reader;
 pub mod request_json;
+pub mod verdict;
 
-pub use loaded::{EngineError, PolicyEngine};
+pub use policy_engine::{EngineError, PolicyEngine};

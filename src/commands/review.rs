@@ -15,14 +15,16 @@ use crate::review::store_source::StoreSource;
 use crate::review::ReviewOptions;
 use crate::store::Mode;
 
+use super::{policy, store, Exit};
+
 /// Opens the store and runs the reviewer until the user quits.
-pub fn run(args: &ReviewArgs) -> anyhow::Result<u8> {
+pub fn run(args: &ReviewArgs) -> anyhow::Result<Exit> {
     let mode = if args.readonly {
         Mode::ReadOnly
     } else {
         Mode::ReadWrite
     };
-    let store = super::queue::open(&args.store, mode)?;
+    let store = store::open(&args.store, mode)?;
     let key =
         match &args.key {
             Some(file) => Some(NamedKey::load(file).with_context(|| {
@@ -30,10 +32,10 @@ pub fn run(args: &ReviewArgs) -> anyhow::Result<u8> {
             })?),
             None => None,
         };
-    let policy = crate::commands::policy::resolve(&args.policy)?;
+    let policy = policy::resolve(&args.policy)?;
     let source = StoreSource::open(store, policy, key)?;
     let reviewer = source.reviewer_name();
     let options = ReviewOptions::from_env(args.readonly, reviewer, args.config.clone());
     crate::review::run(Box::new(source), options)?;
-    Ok(0)
+    Ok(Exit::Success)
 }

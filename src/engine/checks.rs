@@ -19,6 +19,7 @@ use super::schema;
 use super::secret_scan::{
     scan_population, CompactionScanner, LeafFinding, LeafScanner, ScanFailure, SecretScanReceipt,
 };
+use super::verdict::{FindingStatus, Outcome};
 use super::verifier::ConflictVerifier;
 use super::{GateRequest, SummarizerOutput};
 
@@ -367,25 +368,26 @@ fn consistency(
                 &receipt.receipt_sha256[..16]
             ),
         ),
-        Err(failure) => CheckResult {
-            outcome: failure.outcome,
-            finding_status: failure.finding_status,
-            ..if failure.outcome == "ERROR" {
-                CheckResult::error("consistency", "consistency_error", failure.message.clone())
-            } else if failure.outcome == "FAIL" {
-                CheckResult::fail(
-                    "consistency",
-                    "consistency_finding",
-                    failure.message.clone(),
-                )
+        Err(failure) => {
+            // The consistency checker speaks the seed's words; an unknown one is an error.
+            let outcome = Outcome::parse(failure.outcome).unwrap_or(Outcome::Error);
+            let code = match outcome {
+                Outcome::Fail => "consistency_finding",
+                Outcome::InsufficientData => "consistency_unsupported",
+                _ => "consistency_error",
+            };
+            let base = if outcome == Outcome::Fail || outcome == Outcome::InsufficientData {
+                CheckResult::fail("consistency", code, failure.message.clone())
             } else {
-                CheckResult::fail(
-                    "consistency",
-                    "consistency_unsupported",
-                    failure.message.clone(),
-                )
+                CheckResult::error("consistency", code, failure.message.clone())
+            };
+            CheckResult {
+                outcome,
+                finding_status: FindingStatus::parse(failure.finding_status)
+                    .unwrap_or(outcome.finding_status()),
+                ..base
             }
-        },
+        }
     };
     if !result.passed() {
         findings.extend(diagnose::consistency_findings(

@@ -23,15 +23,15 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use cq::cli::PolicyArgs;
-use cq::commands::check::Checker;
-use cq::commands::record::new_compaction;
 use cq::engine::GateRequest;
 use cq::json::{self, Value};
+use cq::policy::Policy;
 use cq::review::app::AppOptions;
 use cq::review::headless::{buffer_text, Headless};
 use cq::review::source::ReviewSource;
 use cq::review::store_source::StoreSource;
+use cq::service::record::new_compaction;
+use cq::service::Checker;
 use cq::store::{Mode, NewCompaction, Store};
 
 const CHILD_ENV: &str = "CQ_BENCH_REVIEW_STORE";
@@ -46,12 +46,8 @@ fn items() -> usize {
         .unwrap_or(100_000)
 }
 
-fn policy() -> PolicyArgs {
-    PolicyArgs {
-        policy: "seed-compatible".into(),
-        allow_unsigned_policy: false,
-        trust_keys: Vec::new(),
-    }
+fn policy() -> Policy {
+    Policy::builtin("seed-compatible").unwrap()
 }
 
 fn main() {
@@ -88,7 +84,7 @@ fn main() {
 /// its kind, so building 100,000 items takes seconds, not minutes).
 fn build(db: &Path, n: usize) {
     let store = Store::open(db, Mode::ReadWrite).unwrap();
-    let checker = Checker::new(&policy()).unwrap();
+    let checker = Checker::new(policy()).unwrap();
     let clean = "Continue the approved task. Do not expose secrets. Use approved tools only.";
     let summaries = [
         clean.to_owned(),
@@ -100,7 +96,11 @@ fn build(db: &Path, n: usize) {
         .iter()
         .map(|s| {
             let request = GateRequest::from_value(&request(0, "acme", "task-0", s)).unwrap();
-            new_compaction(&request, &checker.check(&request).unwrap()).unwrap()
+            new_compaction(
+                &request,
+                &checker.check(&request).unwrap(),
+                checker.release_rules(),
+            )
         })
         .collect();
     let tenants = ["acme", "globex", "initech", "umbrella", "hooli"];
@@ -185,8 +185,7 @@ fn quantile(times: &[Duration], q: f64) -> Duration {
 
 fn source(db: &Path, mode: Mode) -> StoreSource {
     let store = Store::open(db, mode).unwrap();
-    let policy = cq::commands::policy::resolve(&policy()).unwrap();
-    StoreSource::open(store, policy, None).unwrap()
+    StoreSource::open(store, policy(), None).unwrap()
 }
 
 fn options(readonly: bool) -> AppOptions {

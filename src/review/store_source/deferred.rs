@@ -7,10 +7,8 @@ use std::thread::JoinHandle;
 
 use anyhow::Context as _;
 
-use crate::commands::check::Checker;
-use crate::engine::PolicyEngine;
 use crate::policy::Policy;
-use crate::scan::Scanner;
+use crate::service::Checker;
 
 /// A checker that is ready, still being built, or failed to build.
 pub enum Deferred {
@@ -26,7 +24,7 @@ impl Deferred {
     pub fn spawn(policy: Policy) -> anyhow::Result<Deferred> {
         let handle = std::thread::Builder::new()
             .name("cq-review-checker".into())
-            .spawn(move || build(policy))
+            .spawn(move || Checker::new(policy))
             .context("while starting the checker thread")?;
         Ok(Deferred::Building(handle))
     }
@@ -38,7 +36,7 @@ impl Deferred {
             else {
                 return Ok(());
             };
-            *self = match build(*policy) {
+            *self = match Checker::new(*policy) {
                 Ok(checker) => Deferred::Ready(Box::new(checker)),
                 Err(e) => Deferred::Failed(format!("{e:#}")),
             };
@@ -68,13 +66,4 @@ impl Deferred {
             Deferred::Failed(why) => anyhow::bail!("the policy could not be loaded: {why}"),
         }
     }
-}
-
-fn build(policy: Policy) -> anyhow::Result<Checker> {
-    let scanner = Scanner::builtin().context("while loading the built-in scan rules")?;
-    let engine = PolicyEngine::new(policy, &scanner.rules_sha256())?;
-    Ok(Checker {
-        engine,
-        backend: crate::scan::backend::ScannerBackend::new(scanner),
-    })
 }
