@@ -121,12 +121,16 @@ pub struct ScanArgs {
     pub entity_types: Vec<String>,
 }
 
-/// Where the store is, and whether it may be written.
+/// Where the store is, and which key it must be signed with.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
     /// The store file (default: the user's data directory; also CQ_STORE).
     #[arg(long, value_name = "DB", env = "CQ_STORE")]
     pub store: Option<PathBuf>,
+    /// The store's public key, trusted from outside the store file (the content of its `.pub`
+    /// file; also CQ_STORE_KEY). Without it the key file or `.pub` beside the store is used.
+    #[arg(long, value_name = "PUBKEY")]
+    pub store_key: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,6 +11,7 @@ pub mod consistency;
 pub mod diagnose;
 pub mod pinned;
 pub mod pytext;
+pub mod redact;
 pub mod registry;
 pub mod request;
 pub mod schema;

@@ -9,6 +9,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod agents;
 pub mod audit;
 pub mod cli;
 pub mod commands;

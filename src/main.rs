@@ -29,7 +29,7 @@ fn main() -> ExitCode {
             | Exit::SomeRefused,
         ) => ExitCode::from(1),
         Err(err) => {
-            warn(&cq::sanitize::plain(&format!("{err:#}")));
+            warn(&cq::service::redact::error_message(&format!("{err:#}")));
             if cq::store::is_tamper(&err) {
                 ExitCode::from(1)
             } else {

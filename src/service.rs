@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod policy;
 pub mod recheck;
 pub mod record;
+pub mod redact;
 pub mod status;
 
 pub use checker::Checker;

@@ -341,13 +341,17 @@ fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(uri(path, "mode=ro"), flags)
-        .map_err(StoreError::sql("opening the store"))?;
-    configure(&conn)?;
-    let conn = match schema::version(&conn) {
-        Ok(_) => conn,
-        Err(_) => {
-            drop(conn);
+    let attempt = |query: &str| -> Result<Connection, StoreError> {
+        let conn = Connection::open_with_flags(uri(path, query), flags)
+            .map_err(StoreError::sql("opening the store"))?;
+        configure(&conn)?;
+        schema::version(&conn)?;
+        Ok(conn)
+    };
+    let conn = match attempt("mode=ro") {
+        Ok(conn) => conn,
+        Err(first) => {
+            // Read-only media: SQLite cannot create the shared-memory file of a WAL store.
             let wal = {
                 let mut name = path.as_os_str().to_owned();
                 name.push("-wal");
@@ -356,10 +360,7 @@ fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
             if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
                 return Err(StoreError::UnmergedWal(wal));
             }
-            let conn = Connection::open_with_flags(uri(path, "mode=ro&immutable=1"), flags)
-                .map_err(StoreError::sql("opening the store"))?;
-            configure(&conn)?;
-            conn
+            attempt("mode=ro&immutable=1").map_err(|_| first)?
         }
     };
     conn.execute_batch("PRAGMA query_only = ON")

@@ -34,6 +34,7 @@ pub fn run(args: &DemoArgs, out: &mut Output) -> anyhow::Result<Exit> {
     super::review::run(&ReviewArgs {
         store: StoreArgs {
             store: Some(path.clone()),
+            store_key: None,
         },
         readonly: false,
         config: None,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::cli::StoreArgs;
-use crate::store::{self, Mode, Store};
+use crate::store::{self, Mode, OpenOptions, Store};
 
 /// The store path `--store`/`CQ_STORE` names, or the default one.
 pub fn path(args: &StoreArgs) -> anyhow::Result<PathBuf> {
@@ -19,6 +19,10 @@ pub fn path(args: &StoreArgs) -> anyhow::Result<PathBuf> {
 /// Opens the store `--store`/`CQ_STORE` names, or the default one.
 pub fn open(args: &StoreArgs, mode: Mode) -> anyhow::Result<Store> {
     let path = path(args)?;
-    Store::open(&path, mode)
+    let options = OpenOptions {
+        mode,
+        store_key: args.store_key.clone(),
+    };
+    Store::open_with(&path, &options)
         .with_context(|| format!("while opening the store \"{}\"", path.display()))
 }

@@ -334,7 +334,7 @@ fn build_report(
         tenant_id: request.tenant_id.clone(),
         task_id: request.task_id.clone(),
         request_sha256,
-        model_revision: request.model_revision.clone(),
+        model_revision: evaluation.model_revision.clone(),
         policy_name: policy.name.clone(),
         policy_version: policy.policy_version.clone(),
         policy_sha256: policy.policy_sha256.clone(),

@@ -26,7 +26,8 @@ fn closed<'a>(
         .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
     {
         return Err(format!(
-            "{path}.{extra}: unknown field (allowed: {})",
+            "{path}: unknown field \"{}\" (allowed: {})",
+            crate::sanitize::excerpt(extra, 40),
             [required, optional].concat().join(", ")
         ));
     }
@@ -97,7 +98,10 @@ impl GateRequest {
         let map = closed(value, "request", &fields, &[])?;
         let version = string(map, "request", "schema_version")?;
         if version != "cq.request.v1" {
-            return Err(format!("request.schema_version: \"{version}\" is not supported (expected \"cq.request.v1\")"));
+            return Err(format!(
+                "request.schema_version: \"{}\" is not supported (expected \"cq.request.v1\")",
+                crate::sanitize::excerpt(&version, 40)
+            ));
         }
         let messages = array(&map["messages"], "request.messages")?
             .iter()

@@ -5,9 +5,11 @@
 
 use crate::engine::gate::GateOutcome;
 use crate::engine::report::SealedReport;
-use crate::engine::{GateRequest, Refusal};
+use anyhow::Context as _;
+
+use crate::engine::GateRequest;
 use crate::sanitize::anomaly_count;
-use crate::store::{NewCompaction, NewReport, Recorded, ReviewRules, Store, StoreError};
+use crate::store::{NewCompaction, NewReport, Recorded, ReviewRules, Store};
 
 use super::checker::Checker;
 
@@ -62,15 +64,6 @@ pub fn new_compaction(
     }
 }
 
-/// Why a request was not checked and recorded.
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    #[error("refused: {0}")]
-    Refused(#[from] Refusal),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
 /// One request checked and, with a store, recorded.
 #[derive(Debug)]
 pub struct Checked {
@@ -84,8 +77,8 @@ pub fn check_and_record(
     checker: &Checker,
     store: Option<&Store>,
     request: &GateRequest,
-) -> Result<Checked, RecordError> {
-    let outcome = checker.check(request)?;
+) -> anyhow::Result<Checked> {
+    let outcome = checker.check(request).context("refused")?;
     let recorded = match store {
         Some(store) => Some(store.record_verdict(&new_compaction(
             request,

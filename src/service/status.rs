@@ -2,8 +2,9 @@
 //! reviewer released it, or the gate accepted it, the trusted context with the summary; while
 //! it is quarantined or after a reject, nothing but the receipt saying so.
 //!
-//! The stored request is handed on only after its digest was rechecked against the receipt
-//! that settled it.
+//! Where it stands comes from receipts the store verified (signature, chain, inclusion under
+//! the signed head); the stored request is handed on only after its digest was rechecked
+//! against the verdict receipt. A cached column that disagrees is tamper.
 
 use sha2::{Digest, Sha256};
 
@@ -32,37 +33,23 @@ impl Settlement {
     }
 }
 
-/// Where compaction `id` stands, and its context when released or accepted.
+/// Where compaction `id` stands, and its context when released or accepted: derived from the
+/// receipts the store verified ([`Store::verified_compaction`]), never from a cached column.
 pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Result<Settlement> {
-    let c = store
-        .compaction(id)?
-        .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
-    let receipts = store.receipts_for(id)?;
-    let settled = matches!(c.summary.status, Status::Released | Status::Accepted);
-    let wanted = if c.summary.status == Status::Accepted {
-        "verdict"
-    } else {
-        "decision"
+    let state = store.verified_compaction(id)?;
+    let status = state.status();
+    let settling = match &state.decision {
+        Some(d) => &d.receipt,
+        None => &state.verdict_receipt,
     };
-    let receipt_json = receipts
-        .into_iter()
-        .rev()
-        .find(|r| r.kind == wanted)
-        .map(|r| r.body);
-    let receipt = match &receipt_json {
-        Some(text) => Some(
-            json::parse(text.as_bytes(), &Limits::default())
-                .map_err(|e| anyhow::anyhow!("stored receipt is not valid JSON: {e}"))?,
-        ),
-        None => None,
-    };
-    let messages = if settled {
+    let receipt = json::parse(settling.as_bytes(), &Limits::default())
+        .map_err(|e| anyhow::anyhow!("a verified receipt is not valid JSON: {e}"))?;
+    let messages = if matches!(status, Status::Released | Status::Accepted) {
+        let c = store
+            .compaction(id)?
+            .ok_or_else(|| StoreError::UnknownCompaction(crate::sanitize::line(id)))?;
         let actual = hex(&Sha256::digest(c.request_json.as_bytes()));
-        let bound = receipt
-            .as_ref()
-            .and_then(|r| r.get("request_sha256"))
-            .and_then(Value::as_str);
-        if actual != c.request_sha256 || bound != Some(actual.as_str()) {
+        if actual != state.request_sha256 {
             return Err(Tampered {
                 path: store.path().to_owned(),
                 what: format!(
@@ -83,8 +70,8 @@ pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Res
     };
     Ok(Settlement {
         compaction_id: id.to_owned(),
-        status: c.summary.status,
-        receipt,
+        status,
+        receipt: Some(receipt),
         messages,
     })
 }
