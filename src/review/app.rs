@@ -207,7 +207,9 @@ impl App {
 
     /// The only state mutator. The update reports a change exactly when the state after it
     /// differs from the state before, so the loop draws only then; a layout (describing the
-    /// frame already drawn) and a tick while nothing animates never count as one.
+    /// frame already drawn) and a tick while nothing animates never count as one. The large
+    /// parts of the state (the queue page, the open item, a rerun's outcome) are shared, so
+    /// keeping the state from before costs little.
     pub fn update(&mut self, msg: impl Into<Msg>) -> Update {
         let msg = msg.into();
         match msg {

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::{App, AuditState, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
 use crate::review::action::Action;
@@ -82,7 +83,7 @@ impl DiffKind {
 pub enum RerunState {
     Idle,
     Running { generation: u64 },
-    Done(Box<RerunOutcome>),
+    Done(Arc<RerunOutcome>),
     Failed(String),
 }
 
@@ -188,7 +189,8 @@ impl std::fmt::Debug for Revealed {
 pub struct DetailState {
     pub id: ItemId,
     pub generation: u64,
-    pub item: Option<ItemDetail>,
+    /// Shared, so comparing the state before and after an update costs a pointer compare.
+    pub item: Option<Arc<ItemDetail>>,
     pub error: Option<String>,
     pub focus: Pane,
     /// First visible line of each pane.
@@ -254,7 +256,7 @@ impl App {
                         .unwrap_or(0);
                 }
                 detail.finding = detail.finding.min(all.len().saturating_sub(1));
-                detail.item = Some(item);
+                detail.item = Some(Arc::new(item));
                 detail.error = None;
                 if let Some((kind, reason, note)) = detail.pending_decision.take() {
                     self.open_decision(kind);

@@ -8,6 +8,8 @@
 //! rerun: it is a write the reviewer asked for, not a view. The audit view's verification is
 //! a view: leaving the audit screen cancels it and its result is dropped.
 
+use std::sync::Arc;
+
 use super::{App, Effect, RerunState, Screen};
 use crate::review::source::{AuditView, ItemId, RerunOutcome};
 use crate::review::worker::{Job, JobKind};
@@ -107,8 +109,8 @@ impl App {
         let message = match (result, current) {
             (Ok(outcome), Some(detail)) => {
                 let changed = outcome.changed;
-                detail.item = Some(outcome.detail.clone());
-                detail.rerun = RerunState::Done(Box::new(outcome));
+                detail.item = Some(Arc::new(outcome.detail.clone()));
+                detail.rerun = RerunState::Done(Arc::new(outcome));
                 Ok(if changed {
                     format!("rerun {id}: the report changed (d then tab: report diff)")
                 } else {

@@ -4,6 +4,7 @@
 //! the worker for the page around the new selection, so nothing ever loads the whole store.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::{App, DecisionDialog, DetailState, Effect, Screen};
 use crate::review::action::Action;
@@ -14,8 +15,8 @@ use crate::review::worker::Request;
 /// What the queue shows.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueueState {
-    /// The loaded page.
-    pub rows: Vec<QueueRow>,
+    /// The loaded page (shared, so comparing states is cheap).
+    pub rows: Arc<Vec<QueueRow>>,
     /// Absolute index of `rows[0]`.
     pub offset: usize,
     pub total: usize,
@@ -73,7 +74,7 @@ impl App {
                 self.queue.offset = offset;
                 self.queue.total = page.total;
                 self.queue.counts = page.counts_by_status;
-                self.queue.rows = page.rows;
+                self.queue.rows = Arc::new(page.rows);
                 self.queue.error = None;
                 if self.queue.selected >= self.queue.total {
                     self.queue.selected = self.queue.total.saturating_sub(1);
