@@ -46,6 +46,7 @@ pub enum Effect {
 
 /// What one [`App::update`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[must_use = "the effects must be handed out and a change drawn"]
 pub struct Update {
     /// Work to hand out, in order.
     pub effects: Vec<Effect>,

@@ -215,9 +215,10 @@ fn measure(db: &Path) {
             answered: Vec::new(),
         })
         .collect();
-    // The terminal UI draws right after a key (the store answers on the worker thread): hold
-    // the answer to time that frame, then release it to time the frame with the answer.
-    // The headless driver draws as the loop does, only after a change.
+    // The terminal UI draws right after a key (the store answers on the fast lane): hold the
+    // answer to time that frame, then release it to time the frame with the answer. The
+    // headless driver draws as the loop does, only after a change (a press whose answer
+    // changes nothing is answered by the frame of the key).
     let press = |h: &mut Headless<StoreSource>, key: KeyCode, into: &mut Samples| {
         let t = Instant::now();
         h.hold();

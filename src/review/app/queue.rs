@@ -1,7 +1,8 @@
 //! The queue screen's state and handlers: paging, filter, sort, tags, bulk actions.
 //!
 //! The queue holds one page of rows around the selection; moving past the loaded page asks
-//! the worker for the page around the new selection, so nothing ever loads the whole store.
+//! the fast worker lane for the page around the new selection, so nothing ever loads the whole
+//! store.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
