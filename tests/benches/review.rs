@@ -300,6 +300,10 @@ fn measure(db: &Path) {
         "| `audit verify` alone, as the audit view runs it (after the rows above) | 1 | {:.2?} | - | - |",
         t.elapsed()
     );
+    println!(
+        "| peak resident memory (VmHWM) after that verify, one connection | - | {:.1} MB | - | - |",
+        peak_rss_mb()
+    );
 }
 
 /// Paging through the real loop and lanes while the slow lane works.
@@ -422,7 +426,7 @@ mod slow_jobs {
         ui.wait_for(PATIENCE, |s| s.contains(&title) && !s.contains("Audit"))
             .expect("the queue again");
         let mut after_audit = samples("page down after leaving the audit view, verify running");
-        for _ in 0..40 {
+        for _ in 0..100 {
             page_down(&ui, total, &mut selected, &mut after_audit);
         }
         let paged_until = verify_started.elapsed();
