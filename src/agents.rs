@@ -37,6 +37,7 @@ pub mod hooks;
 mod lines;
 pub mod settings;
 mod summary;
+mod tail;
 mod turns;
 mod walk;
 
@@ -50,6 +51,7 @@ pub use summary::{
     claude_code_summary_matches, format_claude_code_summary, strip_claude_code_summary,
     strip_codex_summary,
 };
+pub use tail::latest_summary;
 pub use walk::{transcript_files, TranscriptFile};
 
 /// The agent runtime that wrote a transcript.

@@ -15,11 +15,11 @@
 
 pub mod authority;
 pub mod export;
-pub mod flat;
 pub mod keys;
 pub mod merkle;
 pub mod note;
 pub mod receipt;
+pub mod receipt_fields;
 pub mod rows;
 pub mod verify;
 

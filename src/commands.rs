@@ -9,6 +9,8 @@ pub mod check;
 pub mod decide;
 pub mod demo;
 pub mod digest;
+pub mod hook;
+pub mod import;
 pub mod ingest;
 pub mod input;
 pub mod keys;
@@ -17,14 +19,13 @@ pub mod output;
 pub mod policy;
 pub mod prompt;
 pub mod recheck;
-pub mod review;
 pub mod scan;
 pub mod status;
 pub mod store;
 
 pub use output::{warn, Output};
 
-use crate::cli::{Cli, Command, PolicyCommand, StoreCommand};
+use crate::cli::{Command, PolicyCommand, StoreCommand};
 
 /// How a command ended, when it did not fail. `main.rs` maps these to exit codes: success is
 /// 0, every other variant 1; an error is 2 (or 1 when the store was found tampered with).
@@ -44,9 +45,10 @@ pub enum Exit {
     SomeRefused,
 }
 
-/// Runs one parsed command line, writing its output to `out`.
-pub fn run(cli: Cli, out: &mut Output) -> anyhow::Result<Exit> {
-    match cli.command {
+/// Runs one command, writing its output to `out`. `review` (and `demo`'s reviewer) are the
+/// TUI's: `main` starts those.
+pub fn run(command: Command, out: &mut Output) -> anyhow::Result<Exit> {
+    match command {
         Command::Check(args) => check::run(&args, out),
         Command::Digest(args) => digest::run(&args, out),
         Command::Policy(PolicyCommand::Prompt(args)) => policy::prompt(&args, out),
@@ -63,8 +65,10 @@ pub fn run(cli: Cli, out: &mut Output) -> anyhow::Result<Exit> {
         Command::Audit(command) => audit::run(&command, out),
         Command::Keys(command) => keys::generate(&command, out),
         Command::Reviewers(command) => keys::reviewers(&command, out),
-        Command::Review(args) => review::run(&args),
-        Command::Demo(args) => demo::run(&args, out),
+        Command::Import(args) => import::run(&args, out),
+        Command::Hook(command) => hook::run(&command, out),
+        Command::Review(_) => anyhow::bail!("`cq review` opens the terminal UI, which main starts"),
+        Command::Demo(args) => demo::run(&args, out).map(|_| Exit::Success),
     }
 }
 

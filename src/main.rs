@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use cq::cli::Command;
 use cq::commands::{warn, Exit, Output};
 
 /// The gate builds and frees many small strings per call, which the system allocator showed as
@@ -17,7 +18,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = cq::cli::Cli::parse();
     let mut out = Output::stdout();
-    let result = cq::commands::run(cli, &mut out);
+    // The two front ends: the TUI (`review`, and `demo` once its store is built) and the CLI.
+    let result = match cli.command {
+        Command::Review(args) => cq::review::launch::run(&args).map(|()| Exit::Success),
+        Command::Demo(args) => match cq::commands::demo::run(&args, &mut out) {
+            Ok(Some(review)) => out
+                .flush()
+                .map_err(anyhow::Error::from)
+                .and_then(|()| cq::review::launch::run(&review))
+                .map(|()| Exit::Success),
+            Ok(None) => Ok(Exit::Success),
+            Err(e) => Err(e),
+        },
+        command => cq::commands::run(command, &mut out),
+    };
     let flushed = out.flush();
     match result.and_then(|exit| flushed.map(|()| exit).map_err(Into::into)) {
         Ok(Exit::Success) => ExitCode::SUCCESS,

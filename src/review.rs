@@ -25,6 +25,7 @@ pub mod fake;
 pub mod filter;
 pub mod headless;
 pub mod keymap;
+pub mod launch;
 pub mod source;
 pub mod store_source;
 pub mod theme;

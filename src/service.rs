@@ -10,9 +10,11 @@
 //! - [`decide`]: the policy's review rules and the decisions they govern.
 //! - [`policy`]: resolving, signing and verifying policies.
 
+pub mod agents;
 pub mod checker;
 pub mod decide;
 pub mod demo;
+pub mod hooks;
 pub mod inspect;
 pub mod policy;
 pub mod recheck;

@@ -7,6 +7,7 @@
 //! [`Mode::ReadOnly`] refuses every write before touching SQLite. Requests and reports are
 //! opaque canonical JSON text here: the store checks their digests, never their shape.
 
+mod agents;
 mod audit_rows;
 mod decide;
 mod filter;

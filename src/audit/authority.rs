@@ -14,8 +14,8 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use ed25519_dalek::VerifyingKey;
 
-use super::flat::FlatReceipt;
 use super::keys::{key_id, to_verifying, verify_b64};
+use super::receipt_fields::FlatReceipt;
 
 /// What a reviewer may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

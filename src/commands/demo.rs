@@ -11,7 +11,7 @@ use anyhow::Context;
 use crate::cli::{DemoArgs, PolicyArgs, ReviewArgs, StoreArgs};
 use crate::service::demo::{build, Built};
 
-use super::{Exit, Output};
+use super::Output;
 
 /// `cq/demo.db` in the user's data directory.
 pub fn default_demo_store() -> anyhow::Result<PathBuf> {
@@ -20,7 +20,9 @@ pub fn default_demo_store() -> anyhow::Result<PathBuf> {
     Ok(dirs.data_dir().join("demo.db"))
 }
 
-pub fn run(args: &DemoArgs, out: &mut Output) -> anyhow::Result<Exit> {
+/// Builds the demo store and prints what each scenario got; the reviewer to open on it,
+/// unless `--no-tui`.
+pub fn run(args: &DemoArgs, out: &mut Output) -> anyhow::Result<Option<ReviewArgs>> {
     let path = match &args.store {
         Some(path) => path.clone(),
         None => default_demo_store()?,
@@ -29,9 +31,9 @@ pub fn run(args: &DemoArgs, out: &mut Output) -> anyhow::Result<Exit> {
     write_table(out, &path, &built)?;
     out.flush()?;
     if args.no_tui {
-        return Ok(Exit::Success);
+        return Ok(None);
     }
-    super::review::run(&ReviewArgs {
+    Ok(Some(ReviewArgs {
         store: StoreArgs {
             store: Some(path.clone()),
             store_key: None,
@@ -44,7 +46,7 @@ pub fn run(args: &DemoArgs, out: &mut Output) -> anyhow::Result<Exit> {
             allow_unsigned_policy: false,
             trust_keys: Vec::new(),
         },
-    })
+    }))
 }
 
 fn write_table(out: &mut impl Write, path: &Path, built: &Built) -> std::io::Result<()> {

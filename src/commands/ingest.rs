@@ -74,15 +74,7 @@ pub fn run(
             continue;
         }
         progress.inc(1);
-        let checked = GateRequest::from_json(&buf)
-            .map_err(|e| e.to_string())
-            .and_then(|request| {
-                checker
-                    .check(&request)
-                    .map_err(|e| format!("refused: {e}"))
-                    .map(|outcome| new_compaction(&request, &outcome, checker.release_rules()))
-            });
-        match checked {
+        match check_line(&checker, &buf) {
             Ok(item) => {
                 batch.push(item);
                 lines.push(number);
@@ -112,6 +104,15 @@ pub fn run(
     } else {
         Exit::SomeRefused
     })
+}
+
+/// One line checked: what the store keeps of it, or why it is bad.
+fn check_line(checker: &Checker, line: &[u8]) -> Result<NewCompaction, String> {
+    let request = GateRequest::from_json(line)?;
+    let outcome = checker
+        .check(&request)
+        .map_err(|e| format!("refused: {e}"))?;
+    Ok(new_compaction(&request, &outcome, checker.release_rules()))
 }
 
 fn flush(

@@ -8,7 +8,10 @@ use std::io::Write;
 use crate::cli::StoreArgs;
 use crate::json::{self, object, Value};
 use crate::sanitize::line;
-use crate::store::{CompactionSummary, ListFilter, Mode, SortKey, Status, StoreError};
+use crate::store::{
+    Compaction, CompactionSummary, ListFilter, Mode, ReportRow, SortKey, Status, StoreError,
+    StoredReceipt,
+};
 
 use super::{store, Exit, Output};
 
@@ -97,63 +100,76 @@ pub fn show(args: &StoreArgs, id: &str, as_json: bool, out: &mut Output) -> anyh
     let reports = store.reports(id)?;
     let receipts = store.receipts_for(id)?;
     if as_json {
-        let decision = c.decision.as_ref().map(|d| {
-            object([
-                ("action", Value::from(d.action.as_str())),
-                ("reason", d.reason.as_str().into()),
-                ("note", d.note.as_str().into()),
-                ("reviewer", d.reviewer.as_str().into()),
-                ("key_id", d.key_id.as_str().into()),
-                ("report_sha256", d.report_sha256.as_str().into()),
-                ("receipt_seq", d.receipt_seq.into()),
-            ])
-        });
-        let approvals: Vec<Value> = c
-            .approvals
-            .iter()
-            .map(|a| {
-                object([
-                    ("reviewer", Value::from(a.reviewer.as_str())),
-                    ("receipt_seq", a.receipt_seq.into()),
-                ])
-            })
-            .collect();
-        let reports: Vec<Value> = reports
-            .iter()
-            .map(|r| {
-                object([
-                    ("report_sha256", Value::from(r.report_sha256.as_str())),
-                    ("policy_sha256", r.policy_sha256.as_str().into()),
-                    ("verifier_version", r.verifier_version.as_str().into()),
-                    ("created_at", r.created_at.as_str().into()),
-                ])
-            })
-            .collect();
-        let receipts: Vec<Value> = receipts
-            .iter()
-            .map(|r| {
-                object([
-                    ("seq", Value::from(r.seq)),
-                    ("kind", r.kind.as_str().into()),
-                ])
-            })
-            .collect();
-        let v = object([
-            ("compaction", summary_json(&c.summary)),
-            ("request_sha256", c.request_sha256.as_str().into()),
-            ("summary_sha256", c.summary_sha256.as_str().into()),
-            (
-                "source_population_sha256",
-                c.source_population_sha256.as_str().into(),
-            ),
-            ("decision", decision.into()),
-            ("approvals", approvals.into()),
-            ("reports", reports.into()),
-            ("receipts", receipts.into()),
-        ]);
-        writeln!(out, "{}", canonical(&v)?)?;
-        return Ok(Exit::Success);
+        writeln!(out, "{}", canonical(&show_json(&c, &reports, &receipts))?)?;
+    } else {
+        show_text(out, &c, reports.len(), &receipts)?;
     }
+    Ok(Exit::Success)
+}
+
+fn show_json(c: &Compaction, reports: &[ReportRow], receipts: &[StoredReceipt]) -> Value {
+    let decision = c.decision.as_ref().map(|d| {
+        object([
+            ("action", Value::from(d.action.as_str())),
+            ("reason", d.reason.as_str().into()),
+            ("note", d.note.as_str().into()),
+            ("reviewer", d.reviewer.as_str().into()),
+            ("key_id", d.key_id.as_str().into()),
+            ("report_sha256", d.report_sha256.as_str().into()),
+            ("receipt_seq", d.receipt_seq.into()),
+        ])
+    });
+    let approvals: Vec<Value> = c
+        .approvals
+        .iter()
+        .map(|a| {
+            object([
+                ("reviewer", Value::from(a.reviewer.as_str())),
+                ("receipt_seq", a.receipt_seq.into()),
+            ])
+        })
+        .collect();
+    let reports: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            object([
+                ("report_sha256", Value::from(r.report_sha256.as_str())),
+                ("policy_sha256", r.policy_sha256.as_str().into()),
+                ("verifier_version", r.verifier_version.as_str().into()),
+                ("created_at", r.created_at.as_str().into()),
+            ])
+        })
+        .collect();
+    let receipts: Vec<Value> = receipts
+        .iter()
+        .map(|r| {
+            object([
+                ("seq", Value::from(r.seq)),
+                ("kind", r.kind.as_str().into()),
+            ])
+        })
+        .collect();
+    object([
+        ("compaction", summary_json(&c.summary)),
+        ("request_sha256", c.request_sha256.as_str().into()),
+        ("summary_sha256", c.summary_sha256.as_str().into()),
+        (
+            "source_population_sha256",
+            c.source_population_sha256.as_str().into(),
+        ),
+        ("decision", decision.into()),
+        ("approvals", approvals.into()),
+        ("reports", reports.into()),
+        ("receipts", receipts.into()),
+    ])
+}
+
+fn show_text(
+    out: &mut Output,
+    c: &Compaction,
+    runs: usize,
+    receipts: &[StoredReceipt],
+) -> std::io::Result<()> {
     let s = &c.summary;
     writeln!(out, "compaction  {}", line(&s.id))?;
     writeln!(
@@ -163,26 +179,19 @@ pub fn show(args: &StoreArgs, id: &str, as_json: bool, out: &mut Output) -> anyh
         line(&s.task_id)
     )?;
     writeln!(out, "status      {}", s.status)?;
+    let secret = if s.has_secret_finding {
+        ", secret finding"
+    } else {
+        ""
+    };
     writeln!(
         out,
-        "verdict     {} ({}, {} anomalies{})",
-        s.verdict,
-        s.verdict_class,
-        s.anomaly_count,
-        if s.has_secret_finding {
-            ", secret finding"
-        } else {
-            ""
-        }
+        "verdict     {} ({}, {} anomalies{secret})",
+        s.verdict, s.verdict_class, s.anomaly_count
     )?;
     writeln!(out, "reason      {}", line(&s.main_reason))?;
-    writeln!(
-        out,
-        "report      {} ({} run{})",
-        s.report_sha256,
-        reports.len(),
-        if reports.len() == 1 { "" } else { "s" }
-    )?;
+    let plural = if runs == 1 { "" } else { "s" };
+    writeln!(out, "report      {} ({runs} run{plural})", s.report_sha256)?;
     writeln!(out, "request     {}", c.request_sha256)?;
     if let Some(d) = &c.decision {
         writeln!(
@@ -206,6 +215,5 @@ pub fn show(args: &StoreArgs, id: &str, as_json: bool, out: &mut Output) -> anyh
         .iter()
         .map(|r| format!("{} {}", r.seq, line(&r.kind)))
         .collect();
-    writeln!(out, "receipts    {}", seqs.join(", "))?;
-    Ok(Exit::Success)
+    writeln!(out, "receipts    {}", seqs.join(", "))
 }

@@ -146,7 +146,8 @@ CREATE TABLE audit_frontier (
 
 /// Version 4: every perfect subtree of the audit tree (so inclusion proofs are read, not
 /// recomputed), replacing the cached frontier that a writer used to trust; who authorised
-/// each reviewer's registration.
+/// each reviewer's registration; each agent session's latest compaction (an index the hooks
+/// cross-check against receipts and the transcript, never trust).
 const V4: &str = "
 CREATE TABLE audit_nodes (
     level INTEGER NOT NULL,
@@ -156,6 +157,15 @@ CREATE TABLE audit_nodes (
 ) STRICT, WITHOUT ROWID;
 DROP TABLE audit_frontier;
 ALTER TABLE reviewers ADD COLUMN authorized_by TEXT NOT NULL DEFAULT '';
+CREATE TABLE agent_sessions (
+    runtime TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    compaction_id TEXT NOT NULL DEFAULT '',
+    pending_population_sha256 TEXT NOT NULL DEFAULT '',
+    pending_turns INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (runtime, session_id)
+) STRICT;
 ";
 
 pub(crate) const MIGRATIONS: &[&[Step]] = &[
@@ -233,7 +243,7 @@ fn fill_authorisers(conn: &Connection) -> Result<(), StoreError> {
         .and_then(Iterator::collect::<Result<Vec<_>, _>>)
         .map_err(err)?;
     for (seq, body) in rows {
-        let by = crate::audit::flat::read(&body)
+        let by = crate::audit::receipt_fields::read(&body)
             .and_then(|b| b.str("authorized_by").map(str::to_owned))
             .unwrap_or_default();
         conn.execute(

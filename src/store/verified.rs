@@ -19,9 +19,9 @@ use super::log::{latest_note, node};
 use super::query::Status;
 use super::{Store, StoreError};
 use crate::audit::authority::{Authority, Registration, Role};
-use crate::audit::flat::{self, Flat};
 use crate::audit::merkle::{self, leaf_hash, Hash};
 use crate::audit::note::Checkpoint;
+use crate::audit::receipt_fields::{self, Flat};
 use crate::audit::rows::EntryRow;
 use crate::audit::{hex, ReceiptKind};
 use crate::engine::verdict::{Verdict, VerdictClass};
@@ -30,6 +30,8 @@ use crate::engine::verdict::{Verdict, VerdictClass};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedCompaction {
     pub compaction_id: String,
+    pub tenant_id: String,
+    pub task_id: String,
     pub verdict: Verdict,
     pub request_sha256: String,
     pub summary_sha256: String,
@@ -151,7 +153,7 @@ impl Store {
         let kind = ReceiptKind::Reviewer.as_str();
         for row in entries_where(self.conn(), "kind = ?1 AND compaction_id IS NULL", &kind)? {
             self.proven(head, &row)?;
-            let body = flat::read(&row.body)
+            let body = receipt_fields::read(&row.body)
                 .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
             if body.str("kind") != Some(kind) {
                 continue;
@@ -193,7 +195,7 @@ impl Store {
         for row in &rows {
             self.proven(&head, row)?;
             self.chained(row)?;
-            let body = flat::read(&row.body)
+            let body = receipt_fields::read(&row.body)
                 .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
             if body.str("compaction_id") != Some(id) || body.int("seq") != Some(row.seq as i64) {
                 return Err(self
@@ -218,8 +220,8 @@ impl Store {
             return Ok(());
         }
         let before = entries_where(self.conn(), "seq = ?1", &((row.seq - 1) as i64))?;
-        let named =
-            flat::read(&row.body).and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
+        let named = receipt_fields::read(&row.body)
+            .and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
         match before.first() {
             Some(prev)
                 if named.as_deref()
@@ -242,7 +244,7 @@ impl Store {
         state: &mut Option<VerifiedCompaction>,
         kind: Option<ReceiptKind>,
         row: &EntryRow,
-        body: &crate::audit::flat::FlatReceipt<'_>,
+        body: &crate::audit::receipt_fields::FlatReceipt<'_>,
         authority: &Authority,
     ) -> Result<(), StoreError> {
         let s = |k: &str| body.str(k).unwrap_or("").to_owned();
@@ -272,6 +274,8 @@ impl Store {
             (Some(ReceiptKind::Verdict), None) => {
                 let mut fresh = VerifiedCompaction {
                     compaction_id: s("compaction_id"),
+                    tenant_id: s("tenant_id"),
+                    task_id: s("task_id"),
                     verdict: Verdict::parse(&s("verdict")).ok_or_else(|| bad("unknown verdict"))?,
                     request_sha256: s("request_sha256"),
                     summary_sha256: s("summary_sha256"),

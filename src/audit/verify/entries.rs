@@ -9,9 +9,9 @@ use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 
 use super::super::authority::Authority;
-use super::super::flat::{self, Flat, FlatReceipt};
 use super::super::merkle::{leaf_hash, Frontier, Hash};
 use super::super::receipt::{ReceiptKind, RECEIPT_SCHEMA};
+use super::super::receipt_fields::{self, Flat, FlatReceipt};
 use super::super::rows::{EntryRow, LogRows};
 use super::super::unhex32;
 use super::facts::Facts;
@@ -114,7 +114,7 @@ pub(super) fn walk<R: LogRows + ?Sized>(
 fn admit_registrations(chunk: &[EntryRow], authority: &mut Authority) -> HashMap<u64, String> {
     let mut refused = HashMap::new();
     for row in chunk {
-        let Some(body) = flat::read(&row.body) else {
+        let Some(body) = receipt_fields::read(&row.body) else {
             continue;
         };
         if body.str("kind") != Some(ReceiptKind::Reviewer.as_str()) {
@@ -179,7 +179,7 @@ fn check_one<'a>(row: &'a EntryRow, authority: &Authority) -> Checked<'a> {
     if unhex32(&row.leaf_hash) != Some(leaf) {
         problems.push("leaf hash does not match the receipt's bytes".to_owned());
     }
-    let body = flat::read(&row.body);
+    let body = receipt_fields::read(&row.body);
     if body.is_none() {
         // Say precisely what is wrong, using the full parser.
         let limits = Limits {

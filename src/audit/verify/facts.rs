@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::super::authority::{Authority, Role};
-use super::super::flat::{Flat, FlatReceipt};
 use super::super::receipt::ReceiptKind;
+use super::super::receipt_fields::{Flat, FlatReceipt};
 
 /// FNV-1a: compaction ids are short, and SipHash dominated the cross-check.
 #[derive(Default)]
@@ -330,7 +330,7 @@ fn check_decision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::flat;
+    use crate::audit::receipt_fields;
 
     fn approval(key: &str, report: &str) -> SignedFact {
         SignedFact {
@@ -368,7 +368,7 @@ mod tests {
             decision.action = "release".into();
             check_decision(
                 &signed,
-                &flat::read(&text).unwrap(),
+                &receipt_fields::read(&text).unwrap(),
                 &decision,
                 &current,
                 &authority,
