@@ -9,7 +9,7 @@
 //! [`Store::decide`] under the policy's review rules, signed with the reviewer's key; a
 //! reveal is recorded in the audit log before the value is handed out, and refused when it
 //! cannot be recorded (no key, read-only store). A fork opens the same store again, in the same
-//! mode, with a checker of its own, for the slow worker lane.
+//! mode and trusting the same store key, with a checker of its own, for the slow worker lane.
 
 mod deferred;
 pub mod detail;
@@ -450,7 +450,16 @@ impl ReviewSource for StoreSource {
 
     fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
         let path = self.store.path();
-        let store = Store::open(path, self.store.mode())
+        let options = store::OpenOptions {
+            mode: self.store.mode(),
+            // The key this connection trusts, however it came (`--store-key` included).
+            store_key: self
+                .store
+                .trust()
+                .is_ok()
+                .then(|| self.store.verifier_key()),
+        };
+        let store = Store::open_with(path, &options)
             .with_context(|| format!("while opening \"{}\" again", path.display()))?;
         Ok(Box::new(StoreSource {
             store,
