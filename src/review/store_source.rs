@@ -8,7 +8,8 @@
 //! (summary, source messages, claims, the previous summary). Decisions go through
 //! [`Store::decide`] under the policy's review rules, signed with the reviewer's key; a
 //! reveal is recorded in the audit log before the value is handed out, and refused when it
-//! cannot be recorded (no key, read-only store).
+//! cannot be recorded (no key, read-only store). A fork opens the same store again, in the same
+//! mode and trusting the same store key, with a checker of its own, for the slow worker lane.
 
 mod deferred;
 pub mod detail;
@@ -445,5 +446,27 @@ impl ReviewSource for StoreSource {
             }));
         }
         Ok(out)
+    }
+
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        let path = self.store.path();
+        let options = store::OpenOptions {
+            mode: self.store.mode(),
+            // The key this connection trusts, however it came (`--store-key` included).
+            store_key: self
+                .store
+                .trust()
+                .is_ok()
+                .then(|| self.store.verifier_key()),
+        };
+        let store = Store::open_with(path, &options)
+            .with_context(|| format!("while opening \"{}\" again", path.display()))?;
+        Ok(Box::new(StoreSource {
+            store,
+            policy: self.policy.clone(),
+            checker: Deferred::Later(Box::new(self.policy.clone())),
+            key: self.key.clone(),
+            reviewer: self.reviewer.clone(),
+        }))
     }
 }

@@ -1,6 +1,7 @@
 //! The checker (compiled policy + scanner) built on a thread of its own: compiling the
 //! scanner's rules takes longer than drawing the first screen, and the queue does not need
-//! it. Items, reruns and reveals wait for it the first time.
+//! it. Items, reruns and reveals wait for it the first time. A fork's checker is built only
+//! when its lane first needs one, so a second lane costs nothing at start-up.
 
 use std::thread::JoinHandle;
 
@@ -11,6 +12,8 @@ use crate::service::Checker;
 
 /// A checker that is ready, still being built, or failed to build.
 pub enum Deferred {
+    /// Not started: built by the first [`Deferred::wait`], on the waiting thread.
+    Later(Box<Policy>),
     Ready(Box<Checker>),
     Building(JoinHandle<anyhow::Result<Checker>>),
     Failed(String),
@@ -28,6 +31,16 @@ impl Deferred {
 
     /// Waits until the checker is built (or has failed).
     pub fn wait(&mut self) -> anyhow::Result<()> {
+        if let Deferred::Later(_) = self {
+            let Deferred::Later(policy) = std::mem::replace(self, Deferred::Failed(String::new()))
+            else {
+                return Ok(());
+            };
+            *self = match Checker::new(*policy) {
+                Ok(checker) => Deferred::Ready(Box::new(checker)),
+                Err(e) => Deferred::Failed(format!("{e:#}")),
+            };
+        }
         if let Deferred::Building(_) = self {
             let Deferred::Building(handle) =
                 std::mem::replace(self, Deferred::Failed(String::new()))
@@ -47,7 +60,9 @@ impl Deferred {
     pub fn get(&self) -> anyhow::Result<&Checker> {
         match self {
             Deferred::Ready(checker) => Ok(checker),
-            Deferred::Building(_) => anyhow::bail!("the policy and scanner are still loading"),
+            Deferred::Later(_) | Deferred::Building(_) => {
+                anyhow::bail!("the policy and scanner are still loading")
+            }
             Deferred::Failed(why) => anyhow::bail!("the policy could not be loaded: {why}"),
         }
     }
