@@ -125,6 +125,8 @@ pub trait LogRows {
     fn entries(&self, after: u64, limit: usize) -> Result<Vec<EntryRow>, Self::Error>;
     /// Every stored checkpoint, smallest tree first.
     fn checkpoints(&self) -> Result<Vec<CheckpointRow>, Self::Error>;
+    /// The checkpoint of the largest tree, if any.
+    fn latest_checkpoint(&self) -> Result<Option<CheckpointRow>, Self::Error>;
     /// Every stored audit-tree node `(level, index, hash bytes)`.
     fn nodes(&self, visit: &mut dyn FnMut(u32, u64, &[u8])) -> Result<(), Self::Error>;
     /// Every row of the tables the receipts describe.

@@ -17,6 +17,7 @@ pub mod detail;
 use anyhow::Context as _;
 
 use crate::audit::keys::NamedKey;
+use crate::audit::ChainCheck;
 use crate::policy::Policy;
 use crate::review::filter::{Filter, Predicate};
 use crate::review::source::{
@@ -42,6 +43,8 @@ pub struct StoreSource {
     checker: Deferred,
     key: Option<NamedKey>,
     reviewer: Option<String>,
+    /// The log's chain as far as this source has checked it.
+    chain: Option<ChainCheck>,
 }
 
 impl std::fmt::Debug for StoreSource {
@@ -94,6 +97,7 @@ impl StoreSource {
             checker,
             key,
             reviewer,
+            chain: None,
         })
     }
 
@@ -416,7 +420,15 @@ impl ReviewSource for StoreSource {
 
     fn audit_status(&mut self, id: &ItemId) -> anyhow::Result<AuditView> {
         let receipts = self.receipts(&id.0)?;
-        let chain = match self.store.verify(None) {
+        // The log's chain is checked incrementally (only what was appended since the last
+        // look), and this item's receipts and columns by inclusion under the signed head.
+        let key = *self.store.public_key();
+        let check = self.chain.get_or_insert_with(|| ChainCheck::new(&key));
+        let chain = match self
+            .store
+            .refresh_chain(check)
+            .and_then(|report| self.store.verified_compaction(&id.0).map(|_| report))
+        {
             Ok(report) if report.is_ok() => ChainStatus::Verified {
                 entries: report.entries,
                 checkpoint: report.root,
@@ -428,6 +440,10 @@ impl ReviewSource for StoreSource {
                     reason: first.map(|p| p.message.clone()).unwrap_or_default(),
                 }
             }
+            Err(e) if e.is_tamper() => ChainStatus::Broken {
+                seq: 0,
+                reason: e.to_string(),
+            },
             Err(e) => ChainStatus::Unknown(e.to_string()),
         };
         Ok(AuditView { receipts, chain })
@@ -467,6 +483,7 @@ impl ReviewSource for StoreSource {
             checker: Deferred::Later(Box::new(self.policy.clone())),
             key: self.key.clone(),
             reviewer: self.reviewer.clone(),
+            chain: None,
         }))
     }
 }

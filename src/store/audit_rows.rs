@@ -61,6 +61,21 @@ impl Store {
         Ok(report)
     }
 
+    /// Checks what was appended to the log since `check` last ran, in one read transaction.
+    pub fn refresh_chain(
+        &self,
+        check: &mut crate::audit::ChainCheck,
+    ) -> Result<VerifyReport, StoreError> {
+        self.conn()
+            .execute_batch("BEGIN DEFERRED")
+            .map_err(StoreError::sql("starting a read transaction"))?;
+        let result = check.refresh(self);
+        let ended = self.conn().execute_batch("COMMIT");
+        let report = result?;
+        ended.map_err(StoreError::sql("ending the read transaction"))?;
+        Ok(report)
+    }
+
     /// Writes every receipt as one JSONL line to `out`; how many were written.
     pub fn export_jsonl(&self, out: &mut dyn Write) -> Result<u64, StoreError> {
         let io = |source| StoreError::Io {
@@ -135,6 +150,32 @@ impl LogRows for Store {
             })
             .map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)
+    }
+
+    fn latest_checkpoint(&self) -> Result<Option<CheckpointRow>, StoreError> {
+        let err = StoreError::sql("reading the latest checkpoint");
+        let mut st = self
+            .conn()
+            .prepare_cached(
+                "SELECT id, tree_size, root_hash, note, created_at FROM checkpoints
+                 ORDER BY tree_size DESC, id DESC LIMIT 1",
+            )
+            .map_err(err)?;
+        let mut rows = st.query([]).map_err(err)?;
+        let Some(r) = rows.next().map_err(err)? else {
+            return Ok(None);
+        };
+        let row = (|| -> rusqlite::Result<CheckpointRow> {
+            Ok(CheckpointRow {
+                id: r.get(0)?,
+                size: r.get::<_, i64>(1)?.max(0) as u64,
+                root_hex: r.get(2)?,
+                note: r.get(3)?,
+                created_at: r.get(4)?,
+            })
+        })()
+        .map_err(err)?;
+        Ok(Some(row))
     }
 
     fn nodes(&self, visit: &mut dyn FnMut(u32, u64, &[u8])) -> Result<(), StoreError> {

@@ -26,8 +26,13 @@ pub(super) struct Walk {
     pub frontier: Frontier,
     pub roots: BTreeMap<u64, Hash>,
     pub facts: Facts,
-    /// Every leaf hash, recomputed from the receipt bytes, in order.
+    /// Every leaf hash, recomputed from the receipt bytes, in order (when collecting).
     pub leaves: Vec<Hash>,
+    authority: Authority,
+    prev_sha: Hash,
+    /// Whether to keep facts and leaves for the table and tree checks (a chain-only check
+    /// keeps neither, so it stays small on a large log).
+    collect: bool,
 }
 
 struct Checked<'a> {
@@ -38,75 +43,110 @@ struct Checked<'a> {
     signed: bool,
 }
 
+/// Walks the whole log from its first entry.
 pub(super) fn walk<R: LogRows + ?Sized>(
     rows: &R,
     store_key: &VerifyingKey,
     wanted: &[u64],
     report: &mut VerifyReport,
 ) -> Result<Walk, R::Error> {
-    let mut wanted = wanted.to_vec();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let mut w = Walk {
-        size: 0,
-        signatures: 0,
-        frontier: Frontier::new(),
-        roots: BTreeMap::new(),
-        facts: Facts::default(),
-        leaves: Vec::new(),
-    };
-    remember(&w.frontier, &wanted, &mut w.roots);
-    let mut authority = Authority::new(store_key);
-    let mut prev_sha = [0u8; 32];
-    let mut after = 0u64;
-    loop {
-        let chunk = rows.entries(after, CHUNK)?;
-        let Some(last) = chunk.last() else { break };
-        after = last.seq;
-        let refused = admit_registrations(&chunk, &mut authority);
-        let checked = check_parallel(&chunk, &authority, threads);
-        for (row, c) in chunk.iter().zip(checked) {
-            let expected = w.size + 1;
-            if row.seq != expected {
-                let msg = format!("missing: the next stored entry is \"{}\"", row.seq);
-                report.push(Some(expected), msg);
+    let mut w = Walk::new(store_key, true);
+    w.extend(rows, wanted, report)?;
+    Ok(w)
+}
+
+impl Walk {
+    pub fn new(store_key: &VerifyingKey, collect: bool) -> Walk {
+        Walk {
+            size: 0,
+            signatures: 0,
+            frontier: Frontier::new(),
+            roots: BTreeMap::new(),
+            facts: Facts::default(),
+            leaves: Vec::new(),
+            authority: Authority::new(store_key),
+            prev_sha: [0u8; 32],
+            collect,
+        }
+    }
+
+    /// Checks the entries after the ones already walked, remembering the root at each size in
+    /// `wanted`.
+    pub fn extend<R: LogRows + ?Sized>(
+        &mut self,
+        rows: &R,
+        wanted: &[u64],
+        report: &mut VerifyReport,
+    ) -> Result<(), R::Error> {
+        let mut wanted = wanted.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        remember(&self.frontier, &wanted, &mut self.roots);
+        let mut after = self.size;
+        loop {
+            let chunk = rows.entries(after, CHUNK)?;
+            let Some(last) = chunk.last() else { break };
+            after = last.seq;
+            let refused = admit_registrations(&chunk, &mut self.authority);
+            let checked = check_parallel(&chunk, &self.authority, threads);
+            for (row, c) in chunk.iter().zip(checked) {
+                self.fold(row, c, refused.get(&row.seq), report);
+                remember(&self.frontier, &wanted, &mut self.roots);
             }
-            for p in c.problems {
-                report.push(Some(row.seq), p);
-            }
-            if let Some(why) = refused.get(&row.seq) {
-                report.push(Some(row.seq), why.clone());
-            }
-            if unhex32(&row.prev_hash) != Some(prev_sha) {
-                let msg = "chain broken: previous-hash column does not match the previous receipt";
+        }
+        Ok(())
+    }
+
+    /// Folds one checked entry in order: position, chain, facts, frontier.
+    fn fold(
+        &mut self,
+        row: &EntryRow,
+        c: Checked<'_>,
+        refused: Option<&String>,
+        report: &mut VerifyReport,
+    ) {
+        let expected = self.size + 1;
+        if row.seq != expected {
+            let msg = format!("missing: the next stored entry is \"{}\"", row.seq);
+            report.push(Some(expected), msg);
+        }
+        for p in c.problems {
+            report.push(Some(row.seq), p);
+        }
+        if let Some(why) = refused {
+            report.push(Some(row.seq), why.clone());
+        }
+        if unhex32(&row.prev_hash) != Some(self.prev_sha) {
+            let msg = "chain broken: previous-hash column does not match the previous receipt";
+            report.push(Some(row.seq), msg.into());
+        }
+        if let Some(body) = &c.body {
+            if body.int("seq") != Some(row.seq as i64) {
+                let msg = "receipt's own seq does not match its position";
                 report.push(Some(row.seq), msg.into());
             }
-            if let Some(body) = &c.body {
-                if body.int("seq") != Some(row.seq as i64) {
-                    let msg = "receipt's own seq does not match its position";
-                    report.push(Some(row.seq), msg.into());
-                }
-                let named = body.str("prev_receipt_sha256").and_then(unhex32);
-                if named != Some(prev_sha) {
-                    let msg = "chain broken: receipt does not name the previous receipt's hash";
-                    report.push(Some(row.seq), msg.into());
-                }
-                if let Some(msg) = w.facts.collect(row.seq, body, &authority) {
+            let named = body.str("prev_receipt_sha256").and_then(unhex32);
+            if named != Some(self.prev_sha) {
+                let msg = "chain broken: receipt does not name the previous receipt's hash";
+                report.push(Some(row.seq), msg.into());
+            }
+            if self.collect {
+                if let Some(msg) = self.facts.collect(row.seq, body, &self.authority) {
                     report.push(Some(row.seq), msg);
                 }
             }
-            w.signatures += u64::from(c.signed);
-            prev_sha = c.sha;
-            w.frontier.push(c.leaf);
-            w.leaves.push(c.leaf);
-            w.size = w.frontier.size();
-            remember(&w.frontier, &wanted, &mut w.roots);
         }
+        self.signatures += u64::from(c.signed);
+        self.prev_sha = c.sha;
+        self.frontier.push(c.leaf);
+        if self.collect {
+            self.leaves.push(c.leaf);
+        }
+        self.size = self.frontier.size();
     }
-    Ok(w)
 }
 
 /// Admits the chunk's registration receipts in order; why each refused one is not a valid act
