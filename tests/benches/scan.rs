@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use cq::scan::Scanner;
 
+#[path = "scan/dump.rs"]
+mod dump;
+
 const CORPUS_BYTES: usize = 10 * 1024 * 1024;
 /// Fields are scanned in pieces of about this size, like the string leaves of a summary.
 const FIELD_BYTES: usize = 16 * 1024;
@@ -242,6 +245,11 @@ fn small_fields(every: &Scanner) {
 fn main() {
     let text = corpus();
     let parts = fields(&text);
+    if let Some(file) = std::env::var_os("CQ_BENCH_DUMP") {
+        let n = dump::write(Path::new(&file), &text, &parts).expect("the dump is written");
+        println!("dump: {n} findings in {}", Path::new(&file).display());
+        return;
+    }
     let scanner = match std::env::var_os("CQ_BENCH_RULES") {
         Some(dir) => Scanner::from_dir(Path::new(&dir)).expect("rules compile"),
         None => Scanner::builtin().expect("built-in rules compile"),
