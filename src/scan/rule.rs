@@ -3,10 +3,14 @@
 //! A rule file holds `[[rule]]` tables. Regexes are compiled as `regex::bytes` with ASCII
 //! semantics (a rule opts into Unicode with `unicode = true`) and a size limit, so a rule file
 //! cannot make the scanner allocate without bound. The sensitive value is the `secret` named
-//! group, else group 1, else the whole match.
+//! group, else group 1, else the whole match. A rule's regex is compiled when the rule first
+//! runs (most calls run few rules), or all at once by [`Rule::compiled`] callers that validate a
+//! pack; a regex that cannot compile when first run reports its whole window as a finding, so
+//! a broken rule never narrows a scan silently.
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
@@ -145,14 +149,35 @@ pub struct Rule {
     /// where the regex matched it, as a leading `(?:-D)?[a-z0-9_.-]{0,N}` in the regex would,
     /// without the cost of that leading repetition in every search.
     pub key_prefix: usize,
-    regex: Regex,
-    /// Where the value sits in a match, so most matches need no capture extraction.
-    value_shape: ValueShape,
     /// The regex source and its Unicode mode, for building shared regex sets.
     pub(super) pattern: String,
     pub(super) unicode: bool,
+    /// The regex, built when the rule first runs (or the reason it does not compile).
+    compiled: OnceLock<Result<Compiled, String>>,
     validator: Option<Validator>,
     allowlist: Vec<String>,
+}
+
+/// A rule's compiled regex and where its value sits in a match.
+#[derive(Debug, Clone)]
+pub(super) struct Compiled {
+    pub regex: Regex,
+    /// Where the value sits in a match, so most matches need no capture extraction.
+    value_shape: ValueShape,
+}
+
+/// Compiles one rule's regex with the scanner's limits.
+fn build_regex(pattern: &str, unicode: bool) -> Result<Compiled, String> {
+    let regex = RegexBuilder::new(pattern)
+        .unicode(unicode)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let groups = regex.captures_len().saturating_sub(1);
+    let first_name = regex.capture_names().nth(1).flatten();
+    let value_shape = shape::value_shape(pattern, unicode, groups, first_name);
+    Ok(Compiled { regex, value_shape })
 }
 
 #[derive(Debug, Deserialize)]
@@ -211,15 +236,6 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             reason: "id and description must not be empty".into(),
         });
     }
-    let regex = RegexBuilder::new(&spec.regex)
-        .unicode(spec.unicode)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| RuleError::Regex {
-            id: spec.id.clone(),
-            reason: e.to_string(),
-        })?;
     let validator = match &spec.validator {
         None => None,
         Some(name) => {
@@ -231,9 +247,6 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             )
         }
     };
-    let groups = regex.captures_len().saturating_sub(1);
-    let first_name = regex.capture_names().nth(1).flatten();
-    let value_shape = shape::value_shape(&spec.regex, spec.unicode, groups, first_name);
     let entity = spec
         .entity
         .unwrap_or_else(|| spec.category.default_entity().to_owned());
@@ -258,10 +271,9 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         context: spec.context.iter().map(|w| w.to_lowercase()).collect(),
         min_digits: spec.min_digits,
         key_prefix: spec.key_prefix.min(1 << 10),
-        regex,
-        value_shape,
         pattern: spec.regex,
         unicode: spec.unicode,
+        compiled: OnceLock::new(),
         validator,
         allowlist: spec
             .allowlist
@@ -294,6 +306,28 @@ pub(super) struct MatchCtx<'a> {
 }
 
 impl Rule {
+    /// The rule's regex, compiled on first use; an error says which rule and why.
+    pub(super) fn compiled(&self) -> Result<&Compiled, RuleError> {
+        self.compiled
+            .get_or_init(|| build_regex(&self.pattern, self.unicode))
+            .as_ref()
+            .map_err(|reason| RuleError::Regex {
+                id: self.id.clone(),
+                reason: reason.clone(),
+            })
+    }
+
+    /// Whether the regex has been compiled (or tried).
+    pub(super) fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+
+    /// Whether the rule's regex matches anywhere in `hay` (true when it cannot compile, so the
+    /// caller runs it and reports the failure).
+    pub(super) fn is_match(&self, hay: &[u8]) -> bool {
+        self.compiled().map_or(true, |c| c.regex.is_match(hay))
+    }
+
     /// Appends this rule's accepted matches inside `window` of `text` to `out`.
     pub(super) fn find_in(
         &self,
@@ -302,43 +336,71 @@ impl Rule {
         window: Range<usize>,
         out: &mut Vec<RawMatch>,
     ) {
-        let Some(hay) = text.as_bytes().get(window.clone()) else {
-            return;
-        };
-        if self.value_shape == ValueShape::Captures {
-            self.find_with_captures(index, text, hay, window.start, out);
-            return;
+        let found = self.search(text, window.clone(), &mut |span, key| {
+            self.push_if_accepted(index, text, span, key, out);
+        });
+        if !found {
+            out.push(failed(index, window));
         }
-        for m in self.regex.find_iter(hay) {
-            let value = match self.value_shape.value(m.range()) {
+    }
+
+    /// Whether `other` finds exactly the values (and keys) this rule's search finds in any
+    /// window: the same regex, Unicode mode and key reach. Such rules can share one search.
+    pub(super) fn same_search(&self, other: &Rule) -> bool {
+        self.pattern == other.pattern
+            && self.unicode == other.unicode
+            && self.key_prefix == other.key_prefix
+    }
+
+    /// Calls `found` with each value span (and key) this rule's regex finds inside `window` of
+    /// `text`; false when the regex does not compile.
+    fn search(
+        &self,
+        text: &str,
+        window: Range<usize>,
+        found: &mut dyn FnMut(Range<usize>, Option<&str>),
+    ) -> bool {
+        let Ok(compiled) = self.compiled() else {
+            return false;
+        };
+        let Some(hay) = text.as_bytes().get(window.clone()) else {
+            return true;
+        };
+        let regex = &compiled.regex;
+        if compiled.value_shape == ValueShape::Captures {
+            self.search_captures(regex, text, hay, window.start, found);
+            return true;
+        }
+        for m in regex.find_iter(hay) {
+            let value = match compiled.value_shape.value(m.range()) {
                 Some(value) => value,
                 // Only a match at the window's start is ambiguous; its captures decide.
-                None => match self.regex.captures(hay).and_then(|c| self.value_group(&c)) {
+                None => match regex.captures(hay).and_then(|c| value_group(regex, &c)) {
                     Some(v) => v.range(),
                     None => continue,
                 },
             };
-            let span = window.start + value.start..window.start + value.end;
-            self.push_if_accepted(index, text, span, None, out);
+            found(window.start + value.start..window.start + value.end, None);
         }
+        true
     }
 
-    /// [`Rule::find_in`] for regexes whose value span needs capture extraction.
+    /// [`Rule::search`] for regexes whose value span needs capture extraction.
     /// `hay` is the window of `text` that starts at byte `offset`.
-    fn find_with_captures(
+    fn search_captures(
         &self,
-        index: usize,
+        regex: &Regex,
         text: &str,
         hay: &[u8],
         offset: usize,
-        out: &mut Vec<RawMatch>,
+        found: &mut dyn FnMut(Range<usize>, Option<&str>),
     ) {
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
-        for caps in self.regex.captures_iter(hay) {
+        for caps in regex.captures_iter(hay) {
             let floor = searched_from;
             searched_from = caps.get(0).map_or(searched_from, |m| m.end());
-            let Some(m) = self.value_group(&caps) else {
+            let Some(m) = value_group(regex, &caps) else {
                 continue;
             };
             let span = offset + m.start()..offset + m.end();
@@ -346,24 +408,8 @@ impl Rule {
                 let start = name_start(hay, k.start(), floor, self.key_prefix);
                 text.get(offset + start..offset + k.end())
             });
-            self.push_if_accepted(index, text, span, key, out);
+            found(span, key);
         }
-    }
-
-    /// The value: the `secret` group, else the first group that is not `key`, else the match.
-    fn value_group<'h>(
-        &self,
-        caps: &regex::bytes::Captures<'h>,
-    ) -> Option<regex::bytes::Match<'h>> {
-        let first_value = || {
-            caps.iter()
-                .zip(self.regex.capture_names())
-                .skip(1)
-                .find_map(|(m, name)| if name == Some("key") { None } else { m })
-        };
-        caps.name("secret")
-            .or_else(first_value)
-            .or_else(|| caps.get(0))
     }
 
     /// Validates the value at `span` of `text` and records it when accepted.
@@ -432,6 +478,58 @@ impl Rule {
         }
         Some(confidence)
     }
+}
+
+/// Appends the accepted matches inside `window` of `text` of every rule in `group` (indexes
+/// into `rules` whose searches are all [`Rule::same_search`] as the first's) to `out`: one
+/// search, then each rule's own checks.
+pub(super) fn find_group(
+    rules: &[Rule],
+    group: &[usize],
+    text: &str,
+    window: Range<usize>,
+    out: &mut Vec<RawMatch>,
+) {
+    let Some(first) = group.first().and_then(|&ri| rules.get(ri)) else {
+        return;
+    };
+    if let [index] = group {
+        first.find_in(*index, text, window, out);
+        return;
+    }
+    let found = first.search(text, window.clone(), &mut |span, key| {
+        for &ri in group {
+            rules[ri].push_if_accepted(ri, text, span.clone(), key, out);
+        }
+    });
+    if !found {
+        out.extend(group.iter().map(|&ri| failed(ri, window.clone())));
+    }
+}
+
+/// Fail closed: a rule whose regex cannot compile reports the window it was asked to search.
+fn failed(rule: usize, window: Range<usize>) -> RawMatch {
+    RawMatch {
+        rule,
+        span: window,
+        confidence: Confidence::High,
+    }
+}
+
+/// The value: the `secret` group, else the first group that is not `key`, else the match.
+fn value_group<'h>(
+    regex: &Regex,
+    caps: &regex::bytes::Captures<'h>,
+) -> Option<regex::bytes::Match<'h>> {
+    let first_value = || {
+        caps.iter()
+            .zip(regex.capture_names())
+            .skip(1)
+            .find_map(|(m, name)| if name == Some("key") { None } else { m })
+    };
+    caps.name("secret")
+        .or_else(first_value)
+        .or_else(|| caps.get(0))
 }
 
 /// How far a name reaches back from `at` in `hay`: over at most `max` name bytes, not before

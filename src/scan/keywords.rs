@@ -1,0 +1,140 @@
+//! The keyword prefilter: one Aho-Corasick pass over a field finds every occurrence of every
+//! rule keyword (overlaps included, ASCII case ignored), and each occurrence selects the rules
+//! that list that keyword. The field is lowered to ASCII lower case first and matched against
+//! lower-case keywords, which finds exactly what a case-insensitive automaton would, with an
+//! automaton half the size.
+//!
+//! Two automata answer the same: a contiguous NFA, built in a fraction of a millisecond when the
+//! scanner is, and a DFA, three to four times faster per byte but costlier to build, built once
+//! the scanner has scanned enough text to repay it. Which one runs never changes a hit.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use super::rule::{Rule, RuleError};
+
+/// Bytes scanned (over all fields, in total) after which the DFA is built and used.
+const DFA_AFTER_BYTES: usize = 256 << 10;
+
+/// The keyword automata over every rule's keywords (enabled or not), shared by the scanners
+/// narrowed from one rule pack.
+#[derive(Debug)]
+pub(super) struct Keywords {
+    /// Lower-case keywords in pattern order, and the rules each one selects.
+    patterns: Vec<String>,
+    pub rules_of: Vec<Vec<usize>>,
+    nfa: Option<AhoCorasick>,
+    dfa: OnceLock<Option<AhoCorasick>>,
+    scanned: AtomicUsize,
+}
+
+impl Keywords {
+    /// The keywords of `rules`; an empty pack, or one without keywords, has no automaton.
+    pub fn new(rules: &[Rule]) -> Result<Keywords, RuleError> {
+        let mut patterns: Vec<String> = Vec::new();
+        let mut rules_of: Vec<Vec<usize>> = Vec::new();
+        for (ri, r) in rules.iter().enumerate() {
+            for k in &r.keywords {
+                let k = k.to_ascii_lowercase();
+                match patterns.iter().position(|p| *p == k) {
+                    Some(pi) => rules_of[pi].push(ri),
+                    None => {
+                        patterns.push(k);
+                        rules_of.push(vec![ri]);
+                    }
+                }
+            }
+        }
+        let nfa = if patterns.is_empty() {
+            None
+        } else {
+            Some(
+                automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| {
+                    RuleError::Keywords {
+                        reason: e.to_string(),
+                    }
+                })?,
+            )
+        };
+        Ok(Keywords {
+            patterns,
+            rules_of,
+            nfa,
+            dfa: OnceLock::new(),
+            scanned: AtomicUsize::new(0),
+        })
+    }
+
+    /// Builds the DFA now (what a long scan would soon do anyway).
+    pub fn build_dfa(&self) {
+        self.dfa();
+    }
+
+    fn dfa(&self) -> Option<&AhoCorasick> {
+        self.dfa
+            .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA).ok())
+            .as_ref()
+    }
+
+    /// Every `(rule, keyword start)` in `bytes` for the rules `selects` lists per keyword,
+    /// sorted and without repeats.
+    pub fn hits(&self, bytes: &[u8], selects: &[Vec<usize>]) -> Vec<(usize, usize)> {
+        let mut hits: Vec<(usize, usize)> = Vec::new();
+        let Some(nfa) = &self.nfa else {
+            return hits;
+        };
+        if bytes.is_empty() {
+            return hits;
+        }
+        let before = self.scanned.fetch_add(bytes.len(), Ordering::Relaxed);
+        let ac = if before + bytes.len() >= DFA_AFTER_BYTES {
+            self.dfa().unwrap_or(nfa)
+        } else {
+            nfa
+        };
+        let lower = bytes.to_ascii_lowercase();
+        // Every occurrence of every keyword, overlaps included: a keyword that starts inside
+        // another one's hit (`key "` in `apikey "`) still selects its rules.
+        for m in ac.find_overlapping_iter(&lower) {
+            if let Some(rules) = selects.get(m.pattern().as_usize()) {
+                hits.extend(rules.iter().map(|&ri| (ri, m.start())));
+            }
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        hits
+    }
+}
+
+fn automaton(
+    patterns: &[String],
+    kind: AhoCorasickKind,
+) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .kind(Some(kind))
+        .prefilter(false)
+        .build(patterns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_automata_find_the_same_hits_in_any_case() {
+        let scanner = super::super::Scanner::builtin().unwrap();
+        let k = Keywords::new(scanner.rules()).unwrap();
+        let text = b"The API_KEY=x and apikey \"y\"; Password: z; ghp_ token PASS_WORD";
+        let nfa = k.hits(text, &k.rules_of);
+        k.build_dfa();
+        k.scanned.store(DFA_AFTER_BYTES, Ordering::Relaxed);
+        let dfa = k.hits(text, &k.rules_of);
+        assert!(!nfa.is_empty());
+        assert_eq!(nfa, dfa);
+        let upper = k.hits(&text.to_ascii_uppercase(), &k.rules_of);
+        assert_eq!(nfa, upper);
+    }
+}
