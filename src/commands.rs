@@ -27,9 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Policy(PolicyCommand::Verify { file, trust_keys }) => {
             policy::verify(&file, &trust_keys)
         }
-        Command::Scan(args) => {
-            scan::run(args.input, args.json, args.rules, &args.entity_types).map(|code| code as u8)
-        }
+        Command::Scan(args) => scan::run(&args).map(|code| code as u8),
         Command::Store(command) => queue::run(&command),
         Command::Audit(command) => queue::audit(&command),
         Command::Keys(command) => queue::keys(&command),

@@ -11,12 +11,14 @@
 //! unkeyed hash of the matched bytes ever leaves this module.
 
 pub mod backend;
+pub mod bulk;
 mod decode;
 mod digits;
 mod filter;
 mod ids;
 mod keywords;
 mod net;
+mod redact;
 mod rule;
 mod shape;
 mod validate;
@@ -28,7 +30,10 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use redact::redact;
 pub use rule::{Category, Confidence, Rule, RuleError};
+
+use redact::floor_char_boundary;
 
 /// The scanner's version string, recorded in receipts next to [`Scanner::rules_sha256`].
 pub const SCANNER_VERSION: &str = "cq-scan-1";
@@ -373,7 +378,7 @@ impl Scanner {
             let ri = group[0].0;
             let rule = &self.rules[ri];
             let positions = group.iter().map(|&(_, p)| p);
-            for window in windows(bytes, positions, rule.window_before, rule.window) {
+            for window in keywords::windows(bytes, positions, rule.window_before, rule.window) {
                 rule.find_in(ri, text, window, &mut out);
             }
         }
@@ -509,93 +514,6 @@ fn whole_field_rules(
     whole::WholeField::new(rules, enabled, &candidates, previous)
 }
 
-/// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
-fn windows(
-    bytes: &[u8],
-    positions: impl Iterator<Item = usize>,
-    before: usize,
-    after: usize,
-) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for p in positions {
-        let start = if before >= WINDOW_BEFORE {
-            line_start(bytes, p.saturating_sub(before))
-        } else {
-            p.saturating_sub(before)
-        };
-        let end = line_end(bytes, (p + after).min(bytes.len()));
-        match out.last_mut() {
-            Some(last) if start <= last.end => last.end = last.end.max(end),
-            _ => out.push(start..end),
-        }
-    }
-    out
-}
-
-fn line_start(bytes: &[u8], at: usize) -> usize {
-    let floor = at.saturating_sub(LINE_SLACK);
-    bytes[floor..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(floor, |i| floor + i + 1)
-}
-
-fn line_end(bytes: &[u8], at: usize) -> usize {
-    let ceil = (at + LINE_SLACK).min(bytes.len());
-    bytes[at..ceil]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(ceil, |i| at + i)
-}
-
-/// Replaces each finding's span with `[REDACTED:<category>]`; overlapping spans are merged
-/// (the first finding's category names the merged span). Spans outside `text` are ignored.
-pub fn redact(text: &str, findings: &[Finding]) -> String {
-    let mut spans: Vec<(Range<usize>, Category)> = findings
-        .iter()
-        .filter(|f| f.span.start < f.span.end && f.span.end <= text.len())
-        .map(|f| (f.span.clone(), f.category))
-        .collect();
-    spans.sort_by_key(|(s, _)| (s.start, std::cmp::Reverse(s.end)));
-    let mut merged: Vec<(Range<usize>, Category)> = Vec::new();
-    for (span, cat) in spans {
-        match merged.last_mut() {
-            Some((last, _)) if span.start < last.end => last.end = last.end.max(span.end),
-            _ => merged.push((span, cat)),
-        }
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (span, cat) in merged {
-        let start = floor_char_boundary(text, span.start);
-        let end = ceil_char_boundary(text, span.end);
-        if start < at {
-            continue;
-        }
-        out.push_str(&text[at..start]);
-        out.push_str("[REDACTED:");
-        out.push_str(cat.as_str());
-        out.push(']');
-        at = end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
-fn floor_char_boundary(text: &str, mut i: usize) -> usize {
-    while i > 0 && !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
-    while i < text.len() && !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,19 +566,6 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].rule_id, "broken");
         assert_eq!(found[0].confidence, Confidence::High);
-    }
-
-    #[test]
-    fn redact_merges_overlaps() {
-        let f = |a, b| Finding {
-            rule_id: "r".into(),
-            category: Category::Credential,
-            field_path: "text".into(),
-            span: a..b,
-            confidence: Confidence::High,
-        };
-        let out = redact("abcdefghij", &[f(2, 5), f(4, 7)]);
-        assert_eq!(out, "ab[REDACTED:credential]hij");
     }
 
     #[test]

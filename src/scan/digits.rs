@@ -199,10 +199,8 @@ mod tests {
     #[test]
     fn next_digit_finds_every_digit_in_order() {
         let text = b"no digits here at all, then 7 and, much later in a long line of words, 42";
-        let found: Vec<usize> = std::iter::successors(next_digit(text, 0), |&i| {
-            next_digit(text, i + 1)
-        })
-        .collect();
+        let found: Vec<usize> =
+            std::iter::successors(next_digit(text, 0), |&i| next_digit(text, i + 1)).collect();
         let expected: Vec<usize> = (0..text.len())
             .filter(|&i| text[i].is_ascii_digit())
             .collect();

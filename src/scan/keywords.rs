@@ -8,12 +8,14 @@
 //! scanner is, and a DFA, three to four times faster per byte but costlier to build, built once
 //! the scanner has scanned enough text to repay it. Which one runs never changes a hit.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::rule::{Rule, RuleError};
+use super::{LINE_SLACK, WINDOW_BEFORE};
 
 /// Bytes scanned (over all fields, in total) after which the DFA is built and used.
 const DFA_AFTER_BYTES: usize = 256 << 10;
@@ -117,6 +119,45 @@ fn automaton(
         .kind(Some(kind))
         .prefilter(false)
         .build(patterns)
+}
+
+/// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
+pub(super) fn windows(
+    bytes: &[u8],
+    positions: impl Iterator<Item = usize>,
+    before: usize,
+    after: usize,
+) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for p in positions {
+        let start = if before >= WINDOW_BEFORE {
+            line_start(bytes, p.saturating_sub(before))
+        } else {
+            p.saturating_sub(before)
+        };
+        let end = line_end(bytes, (p + after).min(bytes.len()));
+        match out.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => out.push(start..end),
+        }
+    }
+    out
+}
+
+fn line_start(bytes: &[u8], at: usize) -> usize {
+    let floor = at.saturating_sub(LINE_SLACK);
+    bytes[floor..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(floor, |i| floor + i + 1)
+}
+
+fn line_end(bytes: &[u8], at: usize) -> usize {
+    let ceil = (at + LINE_SLACK).min(bytes.len());
+    bytes[at..ceil]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(ceil, |i| at + i)
 }
 
 #[cfg(test)]

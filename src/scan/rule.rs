@@ -318,6 +318,7 @@ impl Rule {
     }
 
     /// Whether the regex has been compiled (or tried).
+    #[cfg(test)]
     pub(super) fn is_compiled(&self) -> bool {
         self.compiled.get().is_some()
     }

@@ -153,7 +153,10 @@ mod tests {
         let reserved = find("ipv6-reserved-address");
         let w = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url], None);
         assert_eq!(w.to_run(rules, b"plain text"), vec![vec![url]]);
-        assert_eq!(w.to_run(rules, b"at ::1"), vec![vec![ipv6, reserved], vec![url]]);
+        assert_eq!(
+            w.to_run(rules, b"at ::1"),
+            vec![vec![ipv6, reserved], vec![url]]
+        );
         // A scanner gating the same rules shares the compiled set.
         let again = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url], Some(&w));
         assert!(Arc::ptr_eq(&w.set, &again.set));

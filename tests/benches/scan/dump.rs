@@ -91,15 +91,30 @@ pub fn write(file: &Path, corpus: &str, fields: &[&str]) -> std::io::Result<usiz
     for (selection, scanner) in selections(&builtin) {
         for (i, field) in fields.iter().enumerate() {
             let path = format!("bench/{i}");
-            push(&mut out, selection, "bench-fields", &scanner.scan_text(&path, field));
+            push(
+                &mut out,
+                selection,
+                "bench-fields",
+                &scanner.scan_text(&path, field),
+            );
         }
-        push(&mut out, selection, "bench-whole", &scanner.scan_text("bench", corpus));
+        push(
+            &mut out,
+            selection,
+            "bench-whole",
+            &scanner.scan_text("bench", corpus),
+        );
         for (name, text) in &texts {
             push(&mut out, selection, name, &scanner.scan_text(name, text));
         }
         for (source, row) in &rows {
             if let Some(text) = row.get("text").and_then(cq::json::Value::as_str) {
-                push(&mut out, selection, source, &scanner.scan_text("text", text));
+                push(
+                    &mut out,
+                    selection,
+                    source,
+                    &scanner.scan_text("text", text),
+                );
             }
             push(&mut out, selection, source, &scanner.scan_json(row));
         }
