@@ -128,18 +128,38 @@ pub(super) fn windows(
     before: usize,
     after: usize,
 ) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for p in positions {
-        let start = if before >= WINDOW_BEFORE {
-            line_start(bytes, p.saturating_sub(before))
+    let widen_start = |p: usize| {
+        let start = p.saturating_sub(before);
+        if before >= WINDOW_BEFORE {
+            line_start(bytes, start)
         } else {
-            p.saturating_sub(before)
-        };
-        let end = line_end(bytes, (p + after).min(bytes.len()));
-        match out.last_mut() {
-            Some(last) if start <= last.end => last.end = last.end.max(end),
-            _ => out.push(start..end),
+            start
         }
+    };
+    let raw_end = |p: usize| (p + after).min(bytes.len());
+    let mut out: Vec<Range<usize>> = Vec::new();
+    // The open window: its start and the unwidened end of its latest position. Widened ends
+    // and starts grow with the position, so only where two positions' bare reaches do not
+    // touch need the lines be looked at.
+    let mut open: Option<(usize, usize)> = None;
+    for p in positions {
+        open = match open {
+            None => Some((widen_start(p), raw_end(p))),
+            Some((start, end)) if p.saturating_sub(before) <= end => Some((start, raw_end(p))),
+            Some((start, end)) => {
+                let widened = line_end(bytes, end);
+                let next = widen_start(p);
+                if next <= widened {
+                    Some((start, raw_end(p)))
+                } else {
+                    out.push(start..widened);
+                    Some((next, raw_end(p)))
+                }
+            }
+        };
+    }
+    if let Some((start, end)) = open {
+        out.push(start..line_end(bytes, end));
     }
     out
 }
@@ -163,6 +183,55 @@ fn line_end(bytes: &[u8], at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition: each position's window widened to lines, then merged.
+    fn windows_one_by_one(
+        bytes: &[u8],
+        positions: &[usize],
+        before: usize,
+        after: usize,
+    ) -> Vec<Range<usize>> {
+        let mut out: Vec<Range<usize>> = Vec::new();
+        for &p in positions {
+            let start = if before >= WINDOW_BEFORE {
+                line_start(bytes, p.saturating_sub(before))
+            } else {
+                p.saturating_sub(before)
+            };
+            let end = line_end(bytes, (p + after).min(bytes.len()));
+            match out.last_mut() {
+                Some(last) if start <= last.end => last.end = last.end.max(end),
+                _ => out.push(start..end),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn windows_match_their_one_by_one_definition() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..3000 {
+            let len = 1 + next(3000);
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| if next(40) == 0 { b'\n' } else { b'a' })
+                .collect();
+            let mut positions: Vec<usize> = (0..next(30)).map(|_| next(len)).collect();
+            positions.sort_unstable();
+            positions.dedup();
+            let (before, after) = ([0, 16, 96, 160, 4096][next(5)], [0, 40, 320, 2048][next(4)]);
+            assert_eq!(
+                windows(&bytes, positions.iter().copied(), before, after),
+                windows_one_by_one(&bytes, &positions, before, after),
+                "{positions:?} {before} {after}"
+            );
+        }
+    }
 
     #[test]
     fn both_automata_find_the_same_hits_in_any_case() {
