@@ -9,6 +9,12 @@
 //! measures entropy and drops placeholders. One level of base64/hex decoding catches encoded
 //! secrets. A [`Finding`] records where a value is, never what it is: no copy, no preview and no
 //! unkeyed hash of the matched bytes ever leaves this module.
+//!
+//! Loading a pack compiles nothing: each rule's regex is compiled when a scan first runs the
+//! rule, each regex set when a field first needs it, so a short-lived process pays only for
+//! the rules its input selects ([`Scanner::compile_all`] compiles everything, as loading a
+//! pack from files and the embedded-asset tests do). [`bulk`] spreads a large text over a
+//! rayon pool with the same findings as one thread.
 
 pub mod backend;
 pub mod bulk;
