@@ -4,14 +4,14 @@
 #![allow(clippy::unwrap_used)]
 
 use cq::review::action::Action;
-use cq::review::app::{AppOptions, DialogStage, Effect, Overlay, Screen};
+use cq::review::app::{AppOptions, AuditState, DialogStage, Effect, Overlay, RerunState, Screen};
 use cq::review::config::Config;
 use cq::review::event::Event;
 use cq::review::fake::{FakeSource, FAKE_NOW};
 use cq::review::headless::Headless;
-use cq::review::source::{ItemId, Status};
+use cq::review::source::{AuditView, ChainStatus, ItemId, ReviewSource, Status};
 use cq::review::view::{build_view, footer_actions, text::plain, Body};
-use cq::review::worker::{Request, WorkerResult};
+use cq::review::worker::{Job, JobKind, Request, WorkerResult};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 fn options(page_size: usize) -> AppOptions {
@@ -298,8 +298,8 @@ fn command_line_rerun_sort_and_quit() {
         .type_text("rerun")
         .key(KeyCode::Enter);
     assert_eq!(h.source.reruns.len(), 1);
-    let effects = h.app.update(Action::Quit);
-    assert_eq!(effects, vec![Effect::Quit]);
+    let update = h.app.update(Action::Quit);
+    assert_eq!(update.effects, vec![Effect::Quit]);
 }
 
 #[test]
@@ -405,4 +405,125 @@ fn waiting_is_true_exactly_while_an_answer_is_awaited() {
     assert!(h.app.waiting());
     h.release();
     assert!(!h.app.waiting());
+}
+
+#[test]
+fn events_that_change_nothing_report_no_change_and_draw_nothing() {
+    let mut h = ui();
+    let drawn = h.draws;
+    let stale = WorkerResult::Item {
+        generation: 999,
+        result: Ok(FakeSource::new().items[3].clone()),
+    };
+    let idle = [
+        Event::Key(KeyEvent::new(KeyCode::F(12), KeyModifiers::NONE)),
+        Event::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE)),
+        Event::Tick,
+        Event::Worker(Box::new(stale)),
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Moved,
+            column: 1,
+            row: 1,
+            modifiers: KeyModifiers::NONE,
+        }),
+    ];
+    for event in idle {
+        let update = h.app.clone().update(event.clone());
+        assert!(!update.changed && update.effects.is_empty(), "{event:?}");
+        h.update(event);
+    }
+    assert_eq!(h.draws, drawn, "nothing was drawn");
+    h.update(Action::MoveDown);
+    assert_eq!(h.draws, drawn + 1);
+    // While an answer is awaited the spinner turns: a tick changes the frame.
+    h.hold().update(Action::Open);
+    assert!(h.app.clone().update(Event::Tick).changed);
+}
+
+#[test]
+fn leaving_the_audit_view_cancels_its_verification_and_drops_the_result() {
+    let mut h = ui();
+    h.update(Action::Open);
+    h.hold().update(Action::Audit);
+    let generation = match h.held_jobs.as_slice() {
+        [Job::Audit { generation, .. }] => *generation,
+        other => panic!("{other:?}"),
+    };
+    let update = h.app.clone().update(Action::Back);
+    assert!(update.effects.contains(&Effect::Cancel(JobKind::Audit)));
+    h.update(Action::Back);
+    assert!(h.held_jobs.is_empty(), "the lane would skip it");
+    assert_eq!(h.app.detail.as_ref().unwrap().audit, AuditState::Idle);
+    // A verification that could not stop answers anyway: its result is dropped.
+    let late = WorkerResult::Audit {
+        generation,
+        result: Ok(AuditView {
+            receipts: Vec::new(),
+            chain: ChainStatus::Unknown("late".into()),
+        }),
+    };
+    assert!(!h.app.clone().update(Event::Worker(Box::new(late))).changed);
+    h.release();
+    // Opening it again verifies afresh.
+    h.update(Action::Audit);
+    assert!(matches!(
+        h.app.detail.as_ref().unwrap().audit,
+        AuditState::Ready(_)
+    ));
+}
+
+#[test]
+fn rerun_tagged_is_one_job_answered_item_by_item_with_one_summary() {
+    let mut h = ui();
+    h.update(Action::Tag)
+        .update(Action::Tag)
+        .update(Action::Tag);
+    h.hold().update(Action::RerunTagged);
+    match h.held_jobs.as_slice() {
+        [Job::Rerun { ids, .. }] => assert_eq!(ids.len(), 3),
+        other => panic!("{other:?}"),
+    }
+    h.release();
+    assert!(h.app.rerun_job.is_none() && h.app.reruns_pending.is_empty());
+    let message = h.app.message.as_ref().unwrap();
+    assert!(message.text.starts_with("reran 3 items:"), "{message:?}");
+    assert_eq!(h.source.reruns.len(), 3);
+}
+
+#[test]
+fn a_new_rerun_replaces_the_running_job_and_says_how_far_it_got() {
+    let mut h = ui();
+    h.update(Action::Tag)
+        .update(Action::Tag)
+        .update(Action::Tag);
+    h.hold().update(Action::RerunTagged);
+    let first = match h.held_jobs.as_slice() {
+        [Job::Rerun { generation, .. }] => *generation,
+        other => panic!("{other:?}"),
+    };
+    // One answer of the batch arrives, then the reviewer reruns the open item alone.
+    let id = h.app.reruns_pending.iter().next().unwrap().clone();
+    let outcome = h.source.rerun(&id).unwrap();
+    h.update(Event::Worker(Box::new(WorkerResult::Rerun {
+        generation: first,
+        id,
+        result: Ok(outcome),
+    })));
+    h.update(Action::Open).update(Action::Rerun);
+    let message = h.app.message.as_ref().unwrap();
+    assert_eq!(
+        message.text,
+        "stopped the previous rerun after 1 of 3 items to start this one"
+    );
+    match h.held_jobs.as_slice() {
+        [Job::Rerun { ids, .. }] => assert_eq!(ids.len(), 1, "the newest job of the kind"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(h.app.reruns_pending.len(), 1);
+    h.release();
+    assert!(h.app.reruns_pending.is_empty());
+    assert!(matches!(
+        h.app.detail.as_ref().unwrap().rerun,
+        RerunState::Done(_)
+    ));
 }

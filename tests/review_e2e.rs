@@ -176,8 +176,8 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
     assert!(decision.note.contains("fabricated instruction"));
     assert_eq!(
         store.reports(&fx.conflict).unwrap().len(),
-        2,
-        "the rerun was stored"
+        1,
+        "an unchanged rerun stores nothing"
     );
     assert!(fx.verify_ok());
     // And through the CLI: `cq audit verify` passes, `cq show` has the decision.

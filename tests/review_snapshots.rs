@@ -346,6 +346,9 @@ impl ReviewSource for BrokenStore {
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
         Ok(Vec::new())
     }
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        Ok(Box::new(BrokenStore))
+    }
 }
 
 #[test]

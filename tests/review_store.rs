@@ -1,17 +1,19 @@
 //! The reviewer's store adapter on a real store: requests go through `cq check --store` (the
 //! binary), then [`StoreSource`] is tested as the TUI uses it: paging and filtering, detail
 //! spans, secrets masked in the summary and in source turns, reruns stored, decisions and
-//! their refusals, audited reveals.
+//! their refusals, audited reveals, and a fork (the slow worker lane's handle) on the same
+//! store trusting the same store key.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "review_store/support.rs"]
 mod support;
 
 use cq::review::filter::Filter;
+use cq::review::source::ChainStatus;
 use cq::review::source::{
     DecisionKind, DecisionRefusal, DecisionRequest, ItemId, ReviewSource, Sort, SpanKind, Status,
 };
-use cq::store::Mode;
+use cq::store::{store_key_path, store_pub_path, Mode, OpenOptions, Store};
 use support::*;
 
 #[test]
@@ -156,7 +158,11 @@ fn rerun_stores_a_report_and_says_what_changed() {
     let same = src.rerun(&id).unwrap();
     assert!(!same.changed);
     assert_eq!(same.before_report, same.after_report);
-    assert_eq!(src.store().reports(&id.0).unwrap().len(), 2);
+    assert_eq!(
+        src.store().reports(&id.0).unwrap().len(),
+        1,
+        "an unchanged rerun stores nothing"
+    );
 
     // Under another policy the report changes, and a decision on the old one is stale.
     let mut other = fx.source_with_policy(Mode::ReadWrite, Some(&fx.alice), "default");
@@ -349,11 +355,55 @@ fn cq_recheck_prints_what_changed_and_stores_the_report() {
         "{text}"
     );
     let store = cq::store::Store::open(&fx.db, Mode::ReadOnly).unwrap();
-    assert_eq!(store.reports(&fx.conflict).unwrap().len(), 3);
+    assert_eq!(
+        store.reports(&fx.conflict).unwrap().len(),
+        2,
+        "the first report and the changed one; the unchanged rerun stored nothing"
+    );
     assert_eq!(
         store.reports(&fx.ids[0]).unwrap().len(),
         1,
         "accepted items are left alone"
     );
     assert!(fx.verify_ok());
+}
+
+#[test]
+fn a_fork_sees_the_other_connections_writes() {
+    let fx = Fixture::build();
+    let mut first = fx.source(Mode::ReadWrite, Some(&fx.alice));
+    let mut fork = first.fork().unwrap();
+    let all = Filter::default();
+    assert_eq!(
+        fork.queue_page(&all, Sort::Age, 0, 50).unwrap(),
+        first.queue_page(&all, Sort::Age, 0, 50).unwrap()
+    );
+    let id = ItemId(fx.conflict.clone());
+    let seen = first.item(&id).unwrap().report_sha256;
+    fork.decide(&id, &reject(&seen, "poisoned")).unwrap();
+    assert_eq!(first.item(&id).unwrap().status, Status::Rejected);
+}
+
+#[test]
+fn a_fork_trusts_the_store_key_the_first_connection_was_given() {
+    let fx = Fixture::build();
+    let given = Store::open(&fx.db, Mode::ReadOnly).unwrap().verifier_key();
+    // Nothing beside the file vouches for it any more: only --store-key does.
+    for path in [store_key_path(&fx.db), store_pub_path(&fx.db)] {
+        std::fs::rename(&path, path.with_extension("hidden")).unwrap();
+    }
+    let options = OpenOptions {
+        mode: Mode::ReadOnly,
+        store_key: Some(given),
+    };
+    let store = Store::open_with(&fx.db, &options).unwrap();
+    let checker = cq::service::Checker::new(policy("seed-compatible")).unwrap();
+    let first = cq::review::store_source::StoreSource::new(store, checker, None).unwrap();
+    let mut fork = first.fork().unwrap();
+    let audit = fork.audit_status(&ItemId(fx.conflict.clone())).unwrap();
+    assert!(
+        matches!(audit.chain, ChainStatus::Verified { .. }),
+        "{:?}",
+        audit.chain
+    );
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::ScanArgs;
-use crate::review::sanitize::sanitize;
+use crate::sanitize;
 use crate::scan::{Finding, Scanner};
 
 /// The mask printed instead of a matched value; fixed width so it reveals no length.
@@ -185,7 +185,7 @@ fn read_input(input: Option<&PathBuf>) -> anyhow::Result<String> {
 
 /// Untrusted text (a field path holding a JSON key, a file name) as it may reach the terminal.
 fn shown(s: &str) -> String {
-    sanitize(s).to_plain().replace('\n', "⟨LF⟩")
+    sanitize::line(s)
 }
 
 fn write_report(

@@ -4,7 +4,8 @@
 //! [`Filter::matches`]; decisions are refused for a read-only source, a stale report, an item
 //! already decided and a reviewer approving their own first approval; releases for tenant
 //! `globex` need two approvers; reruns change the report of every third item; reveals are
-//! logged. Secret values are obviously fake. Everything is deterministic (no clock, no
+//! logged. A fork (for a second worker lane) is a copy: what one copy records, the other does
+//! not see. Secret values are obviously fake. Everything is deterministic (no clock, no
 //! randomness) so snapshots are stable.
 
 use std::fmt::Write as _;
@@ -97,11 +98,11 @@ pub fn sha256_hex(s: &str) -> String {
 
 /// The row the queue shows for an item.
 pub fn row_of(item: &ItemDetail) -> QueueRow {
-    let anomalies = crate::review::sanitize::anomaly_count(&item.summary_text)
+    let anomalies = crate::sanitize::anomaly_count(&item.summary_text)
         + item
             .sources
             .iter()
-            .map(|s| crate::review::sanitize::anomaly_count(&s.content))
+            .map(|s| crate::sanitize::anomaly_count(&s.content))
             .sum::<usize>();
     QueueRow {
         id: item.id.clone(),
@@ -353,6 +354,10 @@ impl ReviewSource for FakeSource {
                 DecisionKind::Reject,
             ),
         ])
+    }
+
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        Ok(Box::new(self.clone()))
     }
 }
 

@@ -2,10 +2,10 @@
 //!
 //! [`ReviewSource`] is the whole contract between the TUI and the store: a paged queue (the UI
 //! never loads every item), one item's detail, a rerun of the checks, a decision, an audited
-//! reveal of a masked secret and the item's audit status. The worker thread owns the only
-//! handle, so methods take `&mut self` and the trait only needs `Send`. Every string in these
+//! reveal of a masked secret and the item's audit status. Each worker lane owns a handle of its
+//! own ([`ReviewSource::fork`]), so methods take `&mut self` and the trait only needs `Send`. Every string in these
 //! types is untrusted unless its doc says otherwise and must go through
-//! [`crate::review::sanitize`] before it reaches the terminal. Secret values are never in
+//! [`crate::sanitize`] before it reaches the terminal. Secret values are never in
 //! these types except in the `String` that [`ReviewSource::reveal`] returns: a source hands
 //! out summaries and source messages with each matched secret's bytes overwritten (same byte
 //! length, so span ranges stay valid), and the UI draws a mask over those ranges anyway.
@@ -493,4 +493,7 @@ pub trait ReviewSource: Send {
     fn audit_status(&mut self, id: &ItemId) -> anyhow::Result<AuditView>;
     /// Reason codes the policy allows for decisions.
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>>;
+    /// A second handle on the same data, for another worker lane: the store opened again
+    /// (same path, same mode, its own connection and checker), or a copy of in-memory data.
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>>;
 }

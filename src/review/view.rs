@@ -3,11 +3,14 @@
 //! [`build_view`] is a pure function of [`App`] (and the theme): it decides the layout for the
 //! terminal size, styles every line by meaning, and routes every untrusted string through
 //! [`text::untrusted`]. The widgets only place what it produced, so every screen state can be
-//! unit-tested here and snapshot-tested through the widgets. The layout helpers are also used
-//! by the state machine (mouse hit-testing, scrolling to a finding), so both agree.
+//! unit-tested here and snapshot-tested through the widgets. The layout it decided is also
+//! summed up in [`View::metrics`], which the loop feeds back to the state machine after each
+//! draw (scroll limits, page sizes, mouse hit-testing, scrolling to a finding), so both agree
+//! without the state machine ever building a view.
 
 mod detail;
 mod diff;
+pub mod metrics;
 mod overlay;
 mod queue;
 pub mod text;
@@ -16,7 +19,7 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-pub use detail::finding_lines;
+pub use metrics::{FindingLines, LayoutMetrics, PaneMetrics, QueueMetrics, Scroller};
 pub use queue::queue_scroll_top;
 
 use crate::review::action::Action;
@@ -40,6 +43,8 @@ pub struct View {
     pub footer: Line<'static>,
     pub overlay: Option<OverlayView>,
     pub layout: ScreenLayout,
+    /// What the state machine reads back about this layout.
+    pub metrics: LayoutMetrics,
 }
 
 /// Where the four bands of the screen are.
@@ -69,6 +74,8 @@ pub struct QueueView {
     pub title: Line<'static>,
     pub columns: Vec<(&'static str, Constraint)>,
     pub rows: Vec<Vec<Line<'static>>>,
+    /// Data rows that fit in the table.
+    pub visible: usize,
     /// Index into `rows` of the selected row.
     pub selected: Option<usize>,
     pub selected_style: Style,
@@ -79,6 +86,7 @@ pub struct QueueView {
 /// A bordered, scrolled block of lines.
 #[derive(Debug, Clone)]
 pub struct PaneView {
+    pub scroller: Scroller,
     pub area: Rect,
     pub title: Line<'static>,
     pub lines: Vec<Line<'static>>,
@@ -167,9 +175,14 @@ pub fn inner(rect: Rect) -> (usize, usize) {
 pub fn build_view(app: &App, theme: &Theme) -> View {
     let area = app_area(app);
     let layout = screen_layout(area);
+    let mut findings = Vec::new();
     let body = match app.screen {
         Screen::Queue => Body::Queue(queue::queue_view(app, theme, layout.body)),
-        Screen::Detail => detail::detail_body(app, theme, layout.body),
+        Screen::Detail => {
+            let (body, lines) = detail::detail_body(app, theme, layout.body);
+            findings = lines;
+            body
+        }
         Screen::Diff => Body::Panes {
             title: None,
             panes: vec![diff::diff_pane(app, theme, layout.body)],
@@ -182,6 +195,7 @@ pub fn build_view(app: &App, theme: &Theme) -> View {
     View {
         area,
         header: header(app, theme),
+        metrics: LayoutMetrics::of(app.size, &body, findings),
         body,
         status: status_line(app, theme),
         footer: footer(app, theme),
@@ -345,16 +359,4 @@ fn footer(app: &App, theme: &Theme) -> Line<'static> {
         spans.push(Span::raw(format!(" {} ", footer_label(action))));
     }
     Line::from(spans).style(theme.style(Role::StatusBar))
-}
-
-/// How far the focused scrolling pane (or the diff / audit pane) can scroll.
-pub fn scroll_limit(app: &App) -> usize {
-    let view = build_view(app, &Theme::plain());
-    match &view.body {
-        Body::Panes { panes, .. } => panes
-            .iter()
-            .find(|p| p.focused)
-            .map_or(0, |p| p.lines.len().saturating_sub(inner(p.area).1)),
-        Body::Queue(_) => 0,
-    }
 }

@@ -1,9 +1,11 @@
 //! The queue screen's state and handlers: paging, filter, sort, tags, bulk actions.
 //!
 //! The queue holds one page of rows around the selection; moving past the loaded page asks
-//! the worker for the page around the new selection, so nothing ever loads the whole store.
+//! the fast worker lane for the page around the new selection, so nothing ever loads the whole
+//! store.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::{App, DecisionDialog, DetailState, Effect, Screen};
 use crate::review::action::Action;
@@ -12,10 +14,10 @@ use crate::review::source::{DecisionKind, ItemId, QueuePage, QueueRow, Sort, Sta
 use crate::review::worker::Request;
 
 /// What the queue shows.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueueState {
-    /// The loaded page.
-    pub rows: Vec<QueueRow>,
+    /// The loaded page (shared, so comparing states is cheap).
+    pub rows: Arc<Vec<QueueRow>>,
     /// Absolute index of `rows[0]`.
     pub offset: usize,
     pub total: usize,
@@ -73,7 +75,7 @@ impl App {
                 self.queue.offset = offset;
                 self.queue.total = page.total;
                 self.queue.counts = page.counts_by_status;
-                self.queue.rows = page.rows;
+                self.queue.rows = Arc::new(page.rows);
                 self.queue.error = None;
                 if self.queue.selected >= self.queue.total {
                     self.queue.selected = self.queue.total.saturating_sub(1);
@@ -117,7 +119,7 @@ impl App {
         self.queue.selected = to.min(last);
         // Every row on screen must be loaded: ask for the page around the selection when
         // the visible window runs past the loaded one.
-        let visible = self.body_rows().saturating_sub(1);
+        let visible = self.queue_rows();
         let top = crate::review::view::queue_scroll_top(self.queue.selected, visible);
         let bottom = (top + visible).min(self.queue.total);
         let loaded = self.queue.offset..self.queue.offset + self.queue.rows.len();
@@ -138,7 +140,7 @@ impl App {
     }
 
     pub(crate) fn on_queue_action(&mut self, action: Action) -> Vec<Effect> {
-        let page = self.body_rows().saturating_sub(2).max(1);
+        let page = self.queue_rows().saturating_sub(1).max(1);
         let selected = self.queue.selected;
         match action {
             Action::MoveDown => self.move_selection(selected + 1),
@@ -180,7 +182,7 @@ impl App {
                 None => Vec::new(),
             },
             Action::Rerun => match self.queue.selected_row().map(|r| r.id.clone()) {
-                Some(id) => vec![self.rerun(id)],
+                Some(id) => self.start_rerun(vec![id]),
                 None => Vec::new(),
             },
             Action::RerunTagged => self.rerun_tagged(),
@@ -206,7 +208,7 @@ impl App {
             return Vec::new();
         }
         let ids: Vec<ItemId> = self.queue.tagged.iter().cloned().collect();
-        ids.into_iter().map(|id| self.rerun(id)).collect()
+        self.start_rerun(ids)
     }
 
     fn open_bulk_reject(&mut self) {
@@ -231,12 +233,12 @@ impl App {
     }
 
     pub(crate) fn click_queue_row(&mut self, row: u16) -> Vec<Effect> {
-        // The table starts below the header line, its border and its column titles.
-        let first = 3u16;
+        // The table's rows start below the header line, its border and its column titles.
+        let first = self.queue_first_row();
         if row < first {
             return Vec::new();
         }
-        let visible = self.body_rows().saturating_sub(1);
+        let visible = self.queue_rows();
         let top = crate::review::view::queue_scroll_top(self.queue.selected, visible);
         self.move_selection(top + usize::from(row - first))
     }

@@ -127,6 +127,10 @@ impl ReviewSource for LargeSource {
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
         self.small.reason_codes()
     }
+
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        Ok(Box::new(self.clone()))
+    }
 }
 
 #[cfg(test)]

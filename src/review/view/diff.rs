@@ -9,9 +9,9 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{inner, text, PaneView};
+use super::{inner, text, PaneView, Scroller};
 use crate::diff::{line_diff, word_diff, DiffSegment, LineDiff, LineTag};
-use crate::review::app::{App, DiffKind, RerunState};
+use crate::review::app::{App, AuditState, DiffKind, RerunState};
 use crate::review::source::{ChainStatus, ItemDetail, SpanKind};
 use crate::review::theme::{Role, Theme};
 
@@ -195,6 +195,7 @@ fn diff_lines(app: &App, item: &ItemDetail, kind: DiffKind, theme: &Theme) -> Ve
 }
 
 fn single_pane(
+    scroller: Scroller,
     area: Rect,
     title: Line<'static>,
     lines: Vec<Line<'static>>,
@@ -205,6 +206,7 @@ fn single_pane(
     let lines = text::wrap(lines, width);
     let scroll = scroll.min(lines.len().saturating_sub(height));
     PaneView {
+        scroller,
         area,
         title,
         lines,
@@ -217,7 +219,14 @@ fn single_pane(
 /// The diff screen.
 pub fn diff_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
     let Some(detail) = app.detail.as_ref() else {
-        return single_pane(area, Line::raw(" Diffs "), Vec::new(), 0, theme);
+        return single_pane(
+            Scroller::Diff,
+            area,
+            Line::raw(" Diffs "),
+            Vec::new(),
+            0,
+            theme,
+        );
     };
     let mut title = vec![Span::styled(" Diffs: ", theme.style(Role::Title))];
     for kind in DiffKind::ALL {
@@ -241,7 +250,14 @@ pub fn diff_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
             super::spinner(app)
         ))],
     };
-    single_pane(area, Line::from(title), lines, detail.diff_scroll, theme)
+    single_pane(
+        Scroller::Diff,
+        area,
+        Line::from(title),
+        lines,
+        detail.diff_scroll,
+        theme,
+    )
 }
 
 /// The audit screen: the item's receipts and whether the log verifies.
@@ -251,14 +267,14 @@ pub fn audit_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
         theme.style(Role::Title),
     ));
     let Some(detail) = app.detail.as_ref() else {
-        return single_pane(area, title, Vec::new(), 0, theme);
+        return single_pane(Scroller::Audit, area, title, Vec::new(), 0, theme);
     };
     let lines = match &detail.audit {
-        None => vec![Line::from(format!(
+        AuditState::Idle | AuditState::Loading { .. } => vec![Line::from(format!(
             "{} verifying the audit log…",
             super::spinner(app)
         ))],
-        Some(Err(e)) => {
+        AuditState::Failed(e) => {
             let mut spans = vec![Span::styled(
                 "✗ could not read the audit log: ",
                 theme.style(Role::Error),
@@ -266,7 +282,7 @@ pub fn audit_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
             spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
             vec![Line::from(spans)]
         }
-        Some(Ok(audit)) => {
+        AuditState::Ready(audit) => {
             let mut out = vec![match &audit.chain {
                 ChainStatus::Verified {
                     entries,
@@ -340,5 +356,12 @@ pub fn audit_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
             out
         }
     };
-    single_pane(area, title, lines, detail.audit_scroll, theme)
+    single_pane(
+        Scroller::Audit,
+        area,
+        title,
+        lines,
+        detail.audit_scroll,
+        theme,
+    )
 }

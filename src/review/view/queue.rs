@@ -166,6 +166,7 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
             ("anom", Constraint::Length(5)),
         ],
         rows,
+        visible,
         selected,
         selected_style: theme.style(Role::Selection),
         placeholder,

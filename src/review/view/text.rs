@@ -11,8 +11,8 @@ use std::ops::Range;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::review::sanitize::{sanitize, SegmentKind};
 use crate::review::theme::{Role, Theme};
+use crate::sanitize::{sanitize, SegmentKind};
 
 /// A byte range of the input to draw differently.
 #[derive(Debug, Clone)]

@@ -112,6 +112,37 @@ pub fn sanitize(input: &str) -> Sanitized {
     out.finish()
 }
 
+/// `input` ready for a terminal, keeping its line breaks (badges inline).
+pub fn plain(input: &str) -> String {
+    sanitize(input).to_plain()
+}
+
+/// `input` ready for one line of terminal output (a table cell, a field after a label): like
+/// [`plain`], with each line break shown as a `⟨LF⟩` badge.
+pub fn line(input: &str) -> String {
+    let mut out = String::with_capacity(input.len());
+    for segment in sanitize(input).segments {
+        match segment.kind {
+            SegmentKind::LineBreak => out.push_str("⟨LF⟩"),
+            _ => out.push_str(&segment.text),
+        }
+    }
+    out
+}
+
+/// An untrusted value quoted in a message: on one line, cut to at most `max` characters of
+/// input with the number of bytes left out, so a 1 MB value cannot flood an error.
+pub fn excerpt(input: &str, max: usize) -> String {
+    match input.char_indices().nth(max) {
+        None => line(input),
+        Some((cut, _)) => format!(
+            "{}… ({} more bytes)",
+            line(&input[..cut]),
+            input.len() - cut
+        ),
+    }
+}
+
 /// Number of anomalies in `input` (same as `sanitize(input).anomaly_count`).
 pub fn anomaly_count(input: &str) -> usize {
     sanitize(input).anomaly_count

@@ -1,7 +1,9 @@
-//! A policy, loaded and compiled into everything the gate needs: the invariant manifest and
-//! commitment snapshot (with digests), the closed-clause verifier, the authority rules, the
-//! verified scan policy, and the trusted-instruction renderer. The renderer takes only the
-//! policy and the pinned manifest; nothing the summarizer wrote can reach it.
+//! The engine's entry point: a policy compiled into everything the gate needs (the invariant
+//! manifest and commitment snapshot with digests, the closed-clause verifier, the authority
+//! rules, the verified scan policy, the trusted-instruction renderer), and the two things a
+//! caller does with it: [`PolicyEngine::check`] one request, and
+//! [`PolicyEngine::released_context`] of a compaction a reviewer released. The renderer takes
+//! only the policy and the pinned manifest; nothing the summarizer wrote can reach it.
 
 use crate::json::{self, Limits, Value};
 use crate::policy::{PinnedConstraint, Policy};
@@ -9,10 +11,8 @@ use crate::policy::{PinnedConstraint, Policy};
 use super::authority::AuthorityChecker;
 use super::clause::ClosedClauseVerifier;
 use super::consistency::{MemoryEvidence, RegistryCache};
-use super::gate::{
-    AuditSink, CompactionPolicy, ContextMessage, Gate, GateOutcome, PolicySource, RenderInput,
-    UNTRUSTED_MARKER,
-};
+use super::context::{trusted_context, Body, ContextMessage, RenderInput};
+use super::gate::{AuditSink, CompactionPolicy, Gate, GateOutcome, PolicySource};
 use super::pinned::PinnedManifest;
 use super::registry::{ConstraintRecord, RecordKind, RecordSet};
 use super::secret_scan::{ExactSecretScanner, LeafScanner, ScanBackend, VerifiedScanPolicy};
@@ -134,30 +134,15 @@ impl PolicyEngine {
         request.source_digests()?;
         let pinned = PinnedManifest::isolate(&self.policy.pinned, &request.pinned_constraints)
             .map_err(Refusal::InvalidRequest)?;
-        let instruction = self
-            .render_trusted_instruction(&RenderInput {
-                tenant_id: &request.tenant_id,
-                task_id: &request.task_id,
-                policy_sha256: &self.policy_sha256,
-                invariant_ids: &request.expected_invariant_ids,
-                commitment_ids: &request.expected_commitment_ids,
-                pinned: &pinned,
-            })
-            .map_err(Refusal::RenderFailed)?;
-        let missing = pinned.missing_from(&instruction);
-        if !missing.is_empty() {
-            return Err(Refusal::PinnedMissing(missing));
-        }
-        Ok(vec![
-            ContextMessage {
-                role: "system".into(),
-                content: instruction,
-            },
-            ContextMessage {
-                role: "user".into(),
-                content: format!("{UNTRUSTED_MARKER}{summary_text}"),
-            },
-        ])
+        let rendered = self.render_trusted_instruction(&RenderInput {
+            tenant_id: &request.tenant_id,
+            task_id: &request.task_id,
+            policy_sha256: &self.policy_sha256,
+            invariant_ids: &request.expected_invariant_ids,
+            commitment_ids: &request.expected_commitment_ids,
+            pinned: &pinned,
+        });
+        trusted_context(rendered, &pinned, Body::Summary(summary_text))
     }
 
     fn constraint_lines(&self) -> String {
