@@ -6,7 +6,8 @@
 //!
 //! Two automata answer the same: a contiguous NFA, built in a fraction of a millisecond when the
 //! scanner is, and a DFA, three to four times faster per byte but costlier to build, built once
-//! the scanner has scanned enough text to repay it. Which one runs never changes a hit.
+//! the scanner has scanned enough text (or enough fields) to repay it. Which one runs never
+//! changes a hit.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,8 +18,13 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use super::rule::{Rule, RuleError};
 use super::{LINE_SLACK, WINDOW_BEFORE};
 
-/// Bytes scanned (over all fields, in total) after which the DFA is built and used.
+/// Work (bytes scanned over all fields, plus [`CALL_WEIGHT`] per field) after which the DFA
+/// is built and used.
 const DFA_AFTER_BYTES: usize = 256 << 10;
+/// What one call weighs besides its bytes: about 4,000 short fields earn the DFA.
+const CALL_WEIGHT: usize = 64;
+/// Fields up to this size are lowered in a buffer on the stack.
+const SMALL_FIELD: usize = 512;
 
 /// The keyword automata over every rule's keywords (enabled or not), shared by the scanners
 /// narrowed from one rule pack.
@@ -90,16 +96,37 @@ impl Keywords {
         if bytes.is_empty() {
             return hits;
         }
-        let before = self.scanned.fetch_add(bytes.len(), Ordering::Relaxed);
-        let ac = if before + bytes.len() >= DFA_AFTER_BYTES {
-            self.dfa().unwrap_or(nfa)
-        } else {
-            nfa
+        let ac = match self.dfa.get() {
+            Some(Some(dfa)) => dfa,
+            _ => {
+                // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's
+                // ids and digests) also earn the DFA.
+                let work = bytes.len() + CALL_WEIGHT;
+                let before = self.scanned.fetch_add(work, Ordering::Relaxed);
+                if before + work >= DFA_AFTER_BYTES {
+                    self.dfa().unwrap_or(nfa)
+                } else {
+                    nfa
+                }
+            }
         };
-        let lower = bytes.to_ascii_lowercase();
+        // Short fields are lowered on the stack.
+        let mut small = [0u8; SMALL_FIELD];
+        let owned;
+        let lower: &[u8] = match small.get_mut(..bytes.len()) {
+            Some(buffer) => {
+                buffer.copy_from_slice(bytes);
+                buffer.make_ascii_lowercase();
+                buffer
+            }
+            None => {
+                owned = bytes.to_ascii_lowercase();
+                &owned
+            }
+        };
         // Every occurrence of every keyword, overlaps included: a keyword that starts inside
         // another one's hit (`key "` in `apikey "`) still selects its rules.
-        for m in ac.find_overlapping_iter(&lower) {
+        for m in ac.find_overlapping_iter(lower) {
             if let Some(rules) = selects.get(m.pattern().as_usize()) {
                 hits.extend(rules.iter().map(|&ri| (ri, m.start())));
             }

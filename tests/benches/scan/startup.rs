@@ -10,11 +10,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cq::commands::check::MemoryAudit;
 use cq::engine::{GateRequest, PolicyEngine};
 use cq::policy::Policy;
 use cq::scan::backend::ScannerBackend;
 use cq::scan::Scanner;
+use cq::service::checker::MemoryAudit;
 
 const SAMPLES: usize = 7;
 /// The request `cq check` is timed on.
