@@ -193,8 +193,13 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Text or JSON to scan; `-` or nothing reads standard input.
+    /// A file of text or JSON, or a directory to scan recursively; `-` or nothing reads
+    /// standard input.
     pub input: Option<PathBuf>,
+    /// Threads to scan with (default: every core). Findings and their order do not depend on
+    /// it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Print findings as JSON.
     #[arg(long)]
     pub json: bool,

@@ -58,7 +58,7 @@ pub fn run(command: Command, out: &mut Output) -> anyhow::Result<Exit> {
             policy::verify(&file, &trust_keys, out)
         }
         Command::Scan(args) => {
-            let found = scan::run(args.input, args.json, args.rules, &args.entity_types)? != 0;
+            let found = scan::run(&args)? != 0;
             Ok(if found { Exit::Findings } else { Exit::Success })
         }
         Command::Store(command) => store_command(command, out),
