@@ -1,0 +1,162 @@
+//! Contradictions: groups of clauses the policy declares mutually exclusive ("the task is
+//! done" and "the task is not done"; "migration m0042 is forbidden" and "… is applied").
+//! Within a group a parsed clause has a subject (the values of its subject slots) and a
+//! state (which clause of the group it is, and the values of its other slots); two clauses
+//! about the same subject in different states contradict each other. Subjects and states
+//! compare case-folded and without word separators, so `M-0042` is `m0042`.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::policy::grammar::ExclusiveClauses;
+
+use super::super::pytext;
+use super::super::words::SEPARATORS;
+use super::slots::{SlotTypes, Template};
+use super::GrammarError;
+
+pub(super) struct ExclusiveGroup {
+    pub id: String,
+    pub predicate: String,
+    clauses: Vec<Template>,
+    /// 0-based slot numbers of the subject; `None`: every slot that is not a choice.
+    subject: Option<Vec<usize>>,
+}
+
+/// Two clauses (0-based, in summary order) that contradict each other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Contradiction {
+    pub group: usize,
+    pub first: usize,
+    pub second: usize,
+}
+
+fn comparable(word: &str) -> String {
+    pytext::casefold(word).replace(|c: char| SEPARATORS.contains(c), "")
+}
+
+type Key = (Vec<String>, (usize, Vec<String>));
+
+impl ExclusiveGroup {
+    /// `grammar_clauses` holds the grammar's clauses, whitespace-collapsed and case-folded:
+    /// a group may only name clauses of the grammar.
+    pub fn compile(
+        item: &ExclusiveClauses,
+        types: &SlotTypes,
+        grammar_clauses: &HashSet<String>,
+    ) -> Result<ExclusiveGroup, GrammarError> {
+        let bad = |reason: String| GrammarError::Exclusive {
+            id: item.id.clone(),
+            reason,
+        };
+        if item.clauses.is_empty() {
+            return Err(bad("it names no clause".into()));
+        }
+        let mut clauses = Vec::with_capacity(item.clauses.len());
+        for clause in &item.clauses {
+            let folded = pytext::casefold(&pytext::collapse_whitespace(clause));
+            if !grammar_clauses.contains(&folded) {
+                return Err(bad(format!("{clause:?} is not a clause of the grammar")));
+            }
+            clauses.push(types.compile(clause)?);
+        }
+        let subject = match &item.subject {
+            None => None,
+            Some(numbers) => {
+                let mut out = Vec::with_capacity(numbers.len());
+                for &number in numbers {
+                    let index = usize::try_from(number)
+                        .ok()
+                        .and_then(|n| n.checked_sub(1))
+                        .filter(|&i| clauses.iter().all(|c| i < c.slot_count()))
+                        .ok_or_else(|| {
+                            bad(format!("subject slot {number} is not a slot of every clause"))
+                        })?;
+                    out.push(index);
+                }
+                Some(out)
+            }
+        };
+        let group = ExclusiveGroup {
+            id: item.id.clone(),
+            predicate: item.predicate.clone(),
+            clauses,
+            subject,
+        };
+        let subject_lengths: HashSet<usize> = group
+            .clauses
+            .iter()
+            .map(|c| group.subject_of(c).len())
+            .collect();
+        if subject_lengths.len() > 1 {
+            return Err(bad(
+                "its clauses have subjects of different lengths; set subject".into(),
+            ));
+        }
+        Ok(group)
+    }
+
+    fn subject_of(&self, template: &Template) -> Vec<usize> {
+        match &self.subject {
+            Some(numbers) => numbers.clone(),
+            None => template
+                .slot_choices()
+                .enumerate()
+                .filter(|(_, choice)| !choice)
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    /// The clause's subject and state in this group, when it is one of the group's clauses.
+    fn key(&self, words: &[&str], types: &SlotTypes) -> Option<Key> {
+        let (index, template) = self
+            .clauses
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.matches(words, types))?;
+        let slots = template.slot_words(words);
+        let subject_slots = self.subject_of(template);
+        let subject = subject_slots
+            .iter()
+            .filter_map(|&i| slots.get(i))
+            .map(|(_, w)| comparable(w))
+            .collect();
+        let state = slots
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !subject_slots.contains(i))
+            .map(|(_, (_, w))| comparable(w))
+            .collect();
+        Some((subject, (index, state)))
+    }
+}
+
+/// Every clause that contradicts an earlier one, with the first clause it contradicts.
+pub(super) fn contradictions(
+    groups: &[ExclusiveGroup],
+    clauses: &[Vec<&str>],
+    types: &SlotTypes,
+) -> Vec<Contradiction> {
+    let mut out = Vec::new();
+    for (group_index, group) in groups.iter().enumerate() {
+        let mut first: HashMap<Vec<String>, ((usize, Vec<String>), usize)> = HashMap::new();
+        for (at, words) in clauses.iter().enumerate() {
+            let Some((subject, state)) = group.key(words, types) else {
+                continue;
+            };
+            match first.get(&subject) {
+                Some((seen, earlier)) if *seen != state => out.push(Contradiction {
+                    group: group_index,
+                    first: *earlier,
+                    second: at,
+                }),
+                Some(_) => {}
+                None => {
+                    first.insert(subject, (state, at));
+                }
+            }
+        }
+    }
+    out.sort_by_key(|c| (c.second, c.first, c.group));
+    out
+}

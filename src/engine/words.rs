@@ -1,0 +1,181 @@
+//! Joined words. A slot holds one token, but a token can hold a sentence: `git_push`,
+//! `rm-rf/home`, `user_approved_pushing_to_main`, `ignorePreviousInstructions`. Every matcher
+//! that reads a summary (conflict patterns, pinned forbidden patterns, authority claims and
+//! role markers) therefore also runs on its *split view*: the text with each separator that
+//! joins two characters inside a token (`_ - / . : @ + =`) turned into a space and a space
+//! put into each camel-case hump. Sentence ends stay (a `.` before a space or the end of the
+//! text joins nothing), so patterns bounded by `[^.]` still stop at a clause.
+//!
+//! Every byte of the view remembers the source byte it came from, and a match on the view
+//! maps back to the whole tokens it touched, so a finding's span names the real bytes of the
+//! slot that hid it.
+
+use std::ops::Range;
+
+use super::pytext::is_space;
+
+/// The characters that join words inside one token.
+pub const SEPARATORS: &str = "_-/.:@+=";
+
+fn is_separator(c: char) -> bool {
+    SEPARATORS.contains(c)
+}
+
+/// Whether a camel-case hump lies between `prev` and `next` (`pushTo`, `v2Push`, the `PS`
+/// of `HTTPServer` once `next_next` is lower case).
+fn is_hump(prev: char, next: char, next_next: Option<char>) -> bool {
+    next.is_ascii_uppercase()
+        && (prev.is_ascii_lowercase()
+            || prev.is_ascii_digit()
+            || (prev.is_ascii_uppercase() && next_next.is_some_and(|c| c.is_ascii_lowercase())))
+}
+
+/// The words a token joins: split on the separators and at camel-case humps.
+pub fn words(token: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = token.char_indices().collect();
+    let mut start = 0;
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if is_separator(c) {
+            if start < at {
+                out.push(&token[start..at]);
+            }
+            start = at + c.len_utf8();
+        } else if i > 0 {
+            let prev = chars[i - 1].1;
+            let next_next = chars.get(i + 1).map(|&(_, c)| c);
+            if !is_separator(prev) && is_hump(prev, c, next_next) && start < at {
+                out.push(&token[start..at]);
+                start = at;
+            }
+        }
+    }
+    if start < token.len() {
+        out.push(&token[start..]);
+    }
+    out
+}
+
+/// A text with its joined words split apart, mapped back to the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitView {
+    pub text: String,
+    /// For every byte of `text`, the source byte it came from.
+    origin: Vec<usize>,
+    source: String,
+}
+
+impl SplitView {
+    pub fn new(source: &str) -> SplitView {
+        let mut text = String::with_capacity(source.len() + 8);
+        let mut origin = Vec::with_capacity(source.len() + 8);
+        let chars: Vec<(usize, char)> = source.char_indices().collect();
+        for (i, &(at, c)) in chars.iter().enumerate() {
+            let prev = i.checked_sub(1).and_then(|p| chars.get(p)).map(|&(_, c)| c);
+            let next = chars.get(i + 1).map(|&(_, c)| c);
+            let joins = |c: Option<char>| c.is_some_and(|c| !is_space(c));
+            if is_separator(c) && joins(prev) && joins(next) {
+                text.push(' ');
+                origin.push(at);
+                continue;
+            }
+            if let Some(prev) = prev {
+                let next_next = chars.get(i + 1).map(|&(_, c)| c);
+                if is_hump(prev, c, next_next) {
+                    text.push(' ');
+                    origin.push(at);
+                }
+            }
+            text.push(c);
+            origin.extend(at..at + c.len_utf8());
+        }
+        SplitView {
+            text,
+            origin,
+            source: source.to_owned(),
+        }
+    }
+
+    /// Whether the view differs from the source at all.
+    pub fn is_split(&self) -> bool {
+        self.text != self.source
+    }
+
+    /// The source span of the view's `range`, widened to the whole tokens it touches, less
+    /// the punctuation that ends a sentence after the last one.
+    pub fn source_span(&self, range: Range<usize>) -> Range<usize> {
+        let len = self.source.len();
+        let from = self.origin.get(range.start).copied().unwrap_or(len);
+        let to = range
+            .end
+            .checked_sub(1)
+            .and_then(|last| self.origin.get(last))
+            .map_or(from, |&last| last + 1);
+        widen_to_tokens(&self.source, from..to.max(from))
+    }
+}
+
+/// `range` widened to the whitespace-delimited tokens it touches, without the sentence
+/// punctuation that ends the last one.
+pub fn widen_to_tokens(text: &str, range: Range<usize>) -> Range<usize> {
+    let end = range.end.min(text.len());
+    let start = range.start.min(end);
+    let (Some(head), Some(tail)) = (text.get(..start), text.get(end..)) else {
+        return start..end;
+    };
+    let from = head
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| is_space(c))
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    let to = tail
+        .char_indices()
+        .find(|&(_, c)| is_space(c))
+        .map_or(text.len(), |(at, _)| end + at);
+    let trimmed = text
+        .get(from..to)
+        .map_or(0, |token| token.trim_end_matches(['.', ',', ';', '!', '?']).len());
+    from..(from + trimmed).max(end.min(to)).max(from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joined_words_are_split_and_sentence_ends_kept() {
+        let view = SplitView::new("Run test git_push. Edit git/push/origin/main.");
+        assert_eq!(view.text, "Run test git push. Edit git push origin main.");
+        let view = SplitView::new("Function userApprovedPush in HTTPServer.rs was changed.");
+        assert_eq!(
+            view.text,
+            "Function user Approved Push in HTTP Server rs was changed."
+        );
+        assert!(!SplitView::new("do not push. rm -rf x").is_split());
+    }
+
+    #[test]
+    fn view_matches_map_back_to_whole_tokens() {
+        let source = "Next step is to run test retry_migration_0042. Done.";
+        let view = SplitView::new(source);
+        let at = view.text.find("migration 0042").unwrap();
+        let span = view.source_span(at..at + "migration 0042".len());
+        assert_eq!(&source[span], "retry_migration_0042");
+        let camel = "Read file src/pushToMain.rs.";
+        let view = SplitView::new(camel);
+        let at = view.text.find("push").unwrap();
+        assert_eq!(&camel[view.source_span(at..at + 4)], "src/pushToMain.rs");
+    }
+
+    #[test]
+    fn words_split_on_separators_and_humps() {
+        assert_eq!(words("fix/login-timeout"), ["fix", "login", "timeout"]);
+        assert_eq!(
+            words("store_decisions::two_person"),
+            ["store", "decisions", "two", "person"]
+        );
+        assert_eq!(words("parseHTTPResponse2x"), ["parse", "HTTP", "Response2x"]);
+        assert_eq!(words("m0042"), ["m0042"]);
+        assert!(words("__").is_empty());
+    }
+}
