@@ -4,9 +4,14 @@
 //! turn of that role says so: a user turn with an approval phrase, no refusal phrase, and
 //! every content word of the claimed action. No source turn has the system role, so a claim
 //! of system authority is never supported. Support is looked up, never guessed.
+//!
+//! The rules also read joined words apart (`user_approved_pushing_to_main`,
+//! `developer:allow_force_push` read as sentences, see `words`); a claim found only there is
+//! reported on the bytes of the tokens that hid it.
 
 use crate::policy::Authority;
 
+use super::words::SplitView;
 use super::SourceMessage;
 
 /// A sentence of the summary that claims authority no source turn supports.
@@ -53,8 +58,8 @@ fn phrases(phrases: &[String], what: &str) -> Result<Vec<regex::Regex>, String> 
 
 fn role_of(word: &str) -> &'static str {
     match word.to_lowercase().as_str() {
-        "system" | "admin" | "administrator" | "platform" | "developer message"
-        | "system prompt" => "system",
+        "system" | "admin" | "administrator" | "platform" | "developer" | "developer message"
+        | "root" | "system prompt" => "system",
         _ => "user",
     }
 }
@@ -112,25 +117,56 @@ impl AuthorityChecker {
 
     pub fn check(&self, summary: &str, sources: &[SourceMessage]) -> Vec<AuthorityFinding> {
         let mut findings: Vec<AuthorityFinding> = Vec::new();
+        self.check_text(summary, sources, &mut findings, &|range| {
+            sentence_span(summary, range)
+        });
+        let view = SplitView::new(summary);
+        if view.is_split() {
+            let mut joined = Vec::new();
+            self.check_text(&view.text, sources, &mut joined, &|range| {
+                view.source_span(range)
+            });
+            for finding in joined {
+                let overlaps = findings
+                    .iter()
+                    .any(|f| f.span.start < finding.span.end && finding.span.start < f.span.end);
+                if !overlaps {
+                    findings.push(finding);
+                }
+            }
+        }
+        findings.sort_by_key(|f| f.span.start);
+        findings
+    }
+
+    /// The findings in `text`; `span` turns a match's range in `text` into the span of the
+    /// summary the finding names.
+    fn check_text(
+        &self,
+        text: &str,
+        sources: &[SourceMessage],
+        findings: &mut Vec<AuthorityFinding>,
+        span: &dyn Fn(std::ops::Range<usize>) -> std::ops::Range<usize>,
+    ) {
         let push = |finding: AuthorityFinding, findings: &mut Vec<AuthorityFinding>| {
             if !findings.iter().any(|f| f.span == finding.span) {
                 findings.push(finding);
             }
         };
         for marker in &self.markers {
-            for found in marker.find_iter(summary) {
+            for found in marker.find_iter(text) {
                 let finding = AuthorityFinding {
                     role: "marker".into(),
                     action: String::new(),
-                    span: sentence_span(summary, found.range()),
+                    span: span(found.range()),
                     reason: "a chat-template role marker in summary data claims a trusted role"
                         .into(),
                 };
-                push(finding, &mut findings);
+                push(finding, findings);
             }
         }
         for claim in &self.claims {
-            for captures in claim.captures_iter(summary) {
+            for captures in claim.captures_iter(text) {
                 let (Some(whole), Some(role)) = (captures.get(0), captures.name("role")) else {
                     continue;
                 };
@@ -158,13 +194,11 @@ impl AuthorityChecker {
                 let finding = AuthorityFinding {
                     role: role.into(),
                     action,
-                    span: sentence_span(summary, whole.range()),
+                    span: span(whole.range()),
                     reason,
                 };
-                push(finding, &mut findings);
+                push(finding, findings);
             }
         }
-        findings.sort_by_key(|f| f.span.start);
-        findings
     }
 }

@@ -150,10 +150,14 @@ impl ClosedClauseVerifier {
             }
             conflicts.push(conflict);
         }
+        let in_grammar = |folded: &str| {
+            let words: Vec<&str> = folded.split(' ').collect();
+            all_clauses.contains(folded) || templates.iter().any(|t| t.matches(&words, &types))
+        };
         let exclusive = grammar
             .exclusive
             .iter()
-            .map(|item| ExclusiveGroup::compile(item, &types, &all_clauses))
+            .map(|item| ExclusiveGroup::compile(item, &types, &in_grammar))
             .collect::<Result<_, _>>()?;
         let verifier = ClosedClauseVerifier {
             grammar: grammar.clone(),
@@ -185,9 +189,15 @@ impl ClosedClauseVerifier {
                 .chain(item.negative_examples.iter().map(|e| (e, false)))
             {
                 let parsed = self.parse(example).map_err(|why| {
-                    bad(format!("its example {example:?} does not parse: {}", why.message))
+                    bad(format!(
+                        "its example {example:?} does not parse: {}",
+                        why.message
+                    ))
                 })?;
-                let found = self.contradictions(&parsed).iter().any(|c| c.group == index);
+                let found = self
+                    .contradictions(&parsed)
+                    .iter()
+                    .any(|c| c.group == index);
                 if found != want {
                     return Err(bad(format!(
                         "it {} a contradiction in its {}example {example:?}",
@@ -263,7 +273,10 @@ impl ClosedClauseVerifier {
             }
             let words: Vec<&str> = clause.split(' ').collect();
             let in_grammar = self.plain.contains(&folded)
-                || self.templates.iter().any(|t| t.matches(&words, &self.types));
+                || self
+                    .templates
+                    .iter()
+                    .any(|t| t.matches(&words, &self.types));
             if !in_grammar {
                 let near_miss = self
                     .templates

@@ -132,9 +132,9 @@ pub fn widen_to_tokens(text: &str, range: Range<usize>) -> Range<usize> {
         .char_indices()
         .find(|&(_, c)| is_space(c))
         .map_or(text.len(), |(at, _)| end + at);
-    let trimmed = text
-        .get(from..to)
-        .map_or(0, |token| token.trim_end_matches(['.', ',', ';', '!', '?']).len());
+    let trimmed = text.get(from..to).map_or(0, |token| {
+        token.trim_end_matches(['.', ',', ';', '!', '?']).len()
+    });
     from..(from + trimmed).max(end.min(to)).max(from)
 }
 
@@ -174,7 +174,10 @@ mod tests {
             words("store_decisions::two_person"),
             ["store", "decisions", "two", "person"]
         );
-        assert_eq!(words("parseHTTPResponse2x"), ["parse", "HTTP", "Response2x"]);
+        assert_eq!(
+            words("parseHTTPResponse2x"),
+            ["parse", "HTTP", "Response2x"]
+        );
         assert_eq!(words("m0042"), ["m0042"]);
         assert!(words("__").is_empty());
     }

@@ -34,15 +34,18 @@ fn comparable(word: &str) -> String {
     pytext::casefold(word).replace(|c: char| SEPARATORS.contains(c), "")
 }
 
-type Key = (Vec<String>, (usize, Vec<String>));
+/// Which clause of the group, and the values of the slots that are not the subject.
+type State = (usize, Vec<String>);
+type Key = (Vec<String>, State);
 
 impl ExclusiveGroup {
-    /// `grammar_clauses` holds the grammar's clauses, whitespace-collapsed and case-folded:
-    /// a group may only name clauses of the grammar.
+    /// `in_grammar` says whether a clause (whitespace-collapsed and case-folded) is one of
+    /// the grammar's clauses or templates as written, or a clause the grammar parses: a
+    /// group names nothing outside the language.
     pub fn compile(
         item: &ExclusiveClauses,
         types: &SlotTypes,
-        grammar_clauses: &HashSet<String>,
+        in_grammar: &dyn Fn(&str) -> bool,
     ) -> Result<ExclusiveGroup, GrammarError> {
         let bad = |reason: String| GrammarError::Exclusive {
             id: item.id.clone(),
@@ -54,7 +57,7 @@ impl ExclusiveGroup {
         let mut clauses = Vec::with_capacity(item.clauses.len());
         for clause in &item.clauses {
             let folded = pytext::casefold(&pytext::collapse_whitespace(clause));
-            if !grammar_clauses.contains(&folded) {
+            if !in_grammar(&folded) {
                 return Err(bad(format!("{clause:?} is not a clause of the grammar")));
             }
             clauses.push(types.compile(clause)?);
@@ -69,7 +72,9 @@ impl ExclusiveGroup {
                         .and_then(|n| n.checked_sub(1))
                         .filter(|&i| clauses.iter().all(|c| i < c.slot_count()))
                         .ok_or_else(|| {
-                            bad(format!("subject slot {number} is not a slot of every clause"))
+                            bad(format!(
+                                "subject slot {number} is not a slot of every clause"
+                            ))
                         })?;
                     out.push(index);
                 }
@@ -139,7 +144,7 @@ pub(super) fn contradictions(
 ) -> Vec<Contradiction> {
     let mut out = Vec::new();
     for (group_index, group) in groups.iter().enumerate() {
-        let mut first: HashMap<Vec<String>, ((usize, Vec<String>), usize)> = HashMap::new();
+        let mut first: HashMap<Vec<String>, (State, usize)> = HashMap::new();
         for (at, words) in clauses.iter().enumerate() {
             let Some((subject, state)) = group.key(words, types) else {
                 continue;

@@ -93,7 +93,12 @@ impl SlotTypes {
                 name: item.name.clone(),
                 reason,
             };
-            if item.name.is_empty() || !item.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            if item.name.is_empty()
+                || !item
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_')
+            {
                 return Err(bad("a slot type's name is lower-case letters and _".into()));
             }
             if kinds.iter().any(|k| k.name == item.name) {
