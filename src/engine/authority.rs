@@ -64,13 +64,30 @@ fn role_of(word: &str) -> &'static str {
     }
 }
 
-/// The sentence around `at` in `text`: bounded by `.`, `!`, `?` or a newline.
+/// Whether the character at byte `at` of `text` ends a sentence: `!`, `?`, a newline, or a
+/// `.` before whitespace or the end (the `.` of `src/main.rs` ends nothing).
+fn ends_sentence(text: &str, at: usize, c: char) -> bool {
+    match c {
+        '!' | '?' | '\n' => true,
+        '.' => text[at + 1..]
+            .chars()
+            .next()
+            .is_none_or(super::pytext::is_space),
+        _ => false,
+    }
+}
+
+/// The sentence around `at` in `text`.
 fn sentence_span(text: &str, at: std::ops::Range<usize>) -> std::ops::Range<usize> {
-    let is_end = |c: char| matches!(c, '.' | '!' | '?' | '\n');
-    let start = text[..at.start].rfind(is_end).map_or(0, |i| i + 1);
+    let start = text[..at.start]
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| ends_sentence(text, i, c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let end = text[at.end..]
-        .find(is_end)
-        .map_or(text.len(), |i| at.end + i + 1);
+        .char_indices()
+        .find(|&(i, c)| ends_sentence(text, at.end + i, c))
+        .map_or(text.len(), |(i, c)| at.end + i + c.len_utf8());
     let lead = text[start..end].len() - text[start..end].trim_start().len();
     (start + lead)..end
 }
@@ -191,10 +208,21 @@ impl AuthorityChecker {
                         words.len()
                     )
                 };
+                // The claim itself, less the action it claims for, when the action trails or
+                // leads it: on the split view, the tokens that make the claim.
+                let head = match captures.name("action") {
+                    Some(a) if a.end() == whole.end() && a.start() > whole.start() => {
+                        whole.start()..a.start()
+                    }
+                    Some(a) if a.start() == whole.start() && a.end() < whole.end() => {
+                        a.end()..whole.end()
+                    }
+                    _ => whole.range(),
+                };
                 let finding = AuthorityFinding {
                     role: role.into(),
                     action,
-                    span: span(whole.range()),
+                    span: span(head),
                     reason,
                 };
                 push(finding, findings);

@@ -101,8 +101,9 @@ impl SplitView {
         self.text != self.source
     }
 
-    /// The source span of the view's `range`, widened to the whole tokens it touches, less
-    /// the punctuation that ends a sentence after the last one.
+    /// The source span of the view's `range`: the tokens it touches that join words (the
+    /// slot words that hid the match), or all the tokens it touches when none does, less the
+    /// punctuation that ends a sentence after the last one.
     pub fn source_span(&self, range: Range<usize>) -> Range<usize> {
         let len = self.source.len();
         let from = self.origin.get(range.start).copied().unwrap_or(len);
@@ -111,31 +112,55 @@ impl SplitView {
             .checked_sub(1)
             .and_then(|last| self.origin.get(last))
             .map_or(from, |&last| last + 1);
-        widen_to_tokens(&self.source, from..to.max(from))
+        let touched = tokens_touching(&self.source, from..to.max(from));
+        let joined: Vec<&Range<usize>> = touched
+            .iter()
+            .filter(|t| {
+                self.source
+                    .get((*t).clone())
+                    .is_some_and(|w| words(w).len() > 1)
+            })
+            .collect();
+        let chosen: Vec<&Range<usize>> = if joined.is_empty() {
+            touched.iter().collect()
+        } else {
+            joined
+        };
+        match (chosen.first(), chosen.last()) {
+            (Some(first), Some(last)) => first.start..last.end,
+            _ => from..to.max(from),
+        }
     }
 }
 
-/// `range` widened to the whitespace-delimited tokens it touches, without the sentence
-/// punctuation that ends the last one.
-pub fn widen_to_tokens(text: &str, range: Range<usize>) -> Range<usize> {
-    let end = range.end.min(text.len());
-    let start = range.start.min(end);
-    let (Some(head), Some(tail)) = (text.get(..start), text.get(end..)) else {
-        return start..end;
+/// The whitespace-delimited tokens of `text` that `range` touches, each without the
+/// sentence punctuation that ends it.
+fn tokens_touching(text: &str, range: Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut push = |token: Range<usize>| {
+        let overlaps = token.start < range.end.max(range.start + 1) && range.start < token.end;
+        if overlaps {
+            let body = text
+                .get(token.clone())
+                .map_or(0, |t| t.trim_end_matches(['.', ',', ';', '!', '?']).len());
+            out.push(token.start..token.start + body.max(1));
+        }
     };
-    let from = head
-        .char_indices()
-        .rev()
-        .find(|&(_, c)| is_space(c))
-        .map_or(0, |(at, c)| at + c.len_utf8());
-    let to = tail
-        .char_indices()
-        .find(|&(_, c)| is_space(c))
-        .map_or(text.len(), |(at, _)| end + at);
-    let trimmed = text.get(from..to).map_or(0, |token| {
-        token.trim_end_matches(['.', ',', ';', '!', '?']).len()
-    });
-    from..(from + trimmed).max(end.min(to)).max(from)
+    for (at, c) in text.char_indices() {
+        match (is_space(c), start) {
+            (true, Some(s)) => {
+                push(s..at);
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        push(s..text.len());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -80,11 +80,12 @@ pub struct SlotType {
     pub negative_examples: Vec<String>,
 }
 
-/// Clauses that cannot all be true at once: two parsed clauses that match different
-/// states of one group (a different clause of `clauses`, or another value in a slot that
-/// is not the subject) about the same subject contradict each other, and `predicate`
-/// CONFLICTs. The subject is the values of the slots numbered in `subject` (1-based, in
-/// each clause's slot order), by default of every slot that is not a choice.
+/// Clauses that cannot all be true at once: two parsed clauses of one group about the same
+/// subject in different states contradict each other, and `predicate` CONFLICTs. The
+/// subject is the values of the slots numbered in `subject` (1-based, in each clause's slot
+/// order; by default every slot that is not a choice); the state is which clause of
+/// `clauses` it is and the values of the slots numbered in `state` (by default every
+/// choice outside the subject). Other slots are neither.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExclusiveClauses {
@@ -96,6 +97,8 @@ pub struct ExclusiveClauses {
     pub clauses: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<Vec<i64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Vec<i64>>,
     /// Summaries that must hold a contradiction of this group, and that must not.
     #[serde(default)]
     pub examples: Vec<String>,

@@ -1,8 +1,9 @@
 //! Contradictions: groups of clauses the policy declares mutually exclusive ("the task is
 //! done" and "the task is not done"; "migration m0042 is forbidden" and "… is applied").
 //! Within a group a parsed clause has a subject (the values of its subject slots) and a
-//! state (which clause of the group it is, and the values of its other slots); two clauses
-//! about the same subject in different states contradict each other. Subjects and states
+//! state (which clause of the group it is, and the values of its state slots; any other
+//! slot is neither); two clauses about the same subject in different states contradict
+//! each other. Subjects and states
 //! compare case-folded and without word separators, so `M-0042` is `m0042`.
 
 use std::collections::{HashMap, HashSet};
@@ -20,6 +21,8 @@ pub(super) struct ExclusiveGroup {
     clauses: Vec<Template>,
     /// 0-based slot numbers of the subject; `None`: every slot that is not a choice.
     subject: Option<Vec<usize>>,
+    /// 0-based slot numbers of the state; `None`: every choice outside the subject.
+    state: Option<Vec<usize>>,
 }
 
 /// Two clauses (0-based, in summary order) that contradict each other.
@@ -62,30 +65,34 @@ impl ExclusiveGroup {
             }
             clauses.push(types.compile(clause)?);
         }
-        let subject = match &item.subject {
-            None => None,
-            Some(numbers) => {
-                let mut out = Vec::with_capacity(numbers.len());
-                for &number in numbers {
-                    let index = usize::try_from(number)
+        let numbers = |numbers: &Option<Vec<i64>>, what: &str| -> Result<_, GrammarError> {
+            let Some(numbers) = numbers else {
+                return Ok(None);
+            };
+            numbers
+                .iter()
+                .map(|&number| {
+                    usize::try_from(number)
                         .ok()
                         .and_then(|n| n.checked_sub(1))
                         .filter(|&i| clauses.iter().all(|c| i < c.slot_count()))
                         .ok_or_else(|| {
                             bad(format!(
-                                "subject slot {number} is not a slot of every clause"
+                                "{what} slot {number} is not a slot of every clause"
                             ))
-                        })?;
-                    out.push(index);
-                }
-                Some(out)
-            }
+                        })
+                })
+                .collect::<Result<Vec<usize>, _>>()
+                .map(Some)
         };
+        let subject = numbers(&item.subject, "subject")?;
+        let state = numbers(&item.state, "state")?;
         let group = ExclusiveGroup {
             id: item.id.clone(),
             predicate: item.predicate.clone(),
             clauses,
             subject,
+            state,
         };
         let subject_lengths: HashSet<usize> = group
             .clauses
@@ -100,6 +107,7 @@ impl ExclusiveGroup {
         Ok(group)
     }
 
+    /// The slots naming the subject: as declared, or every slot that is not a choice.
     fn subject_of(&self, template: &Template) -> Vec<usize> {
         match &self.subject {
             Some(numbers) => numbers.clone(),
@@ -107,6 +115,19 @@ impl ExclusiveGroup {
                 .slot_choices()
                 .enumerate()
                 .filter(|(_, choice)| !choice)
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    /// The slots naming the state: as declared, or every choice outside the subject.
+    fn state_of(&self, template: &Template, subject: &[usize]) -> Vec<usize> {
+        match &self.state {
+            Some(numbers) => numbers.clone(),
+            None => template
+                .slot_choices()
+                .enumerate()
+                .filter(|(i, choice)| *choice && !subject.contains(i))
                 .map(|(i, _)| i)
                 .collect(),
         }
@@ -126,11 +147,11 @@ impl ExclusiveGroup {
             .filter_map(|&i| slots.get(i))
             .map(|(_, w)| comparable(w))
             .collect();
-        let state = slots
+        let state = self
+            .state_of(template, &subject_slots)
             .iter()
-            .enumerate()
-            .filter(|(i, _)| !subject_slots.contains(i))
-            .map(|(_, (_, w))| comparable(w))
+            .filter_map(|&i| slots.get(i))
+            .map(|(_, w)| comparable(w))
             .collect();
         Some((subject, (index, state)))
     }
