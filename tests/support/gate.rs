@@ -2,23 +2,16 @@
 //! real scanner) and reading the report: which checks failed and with what findings.
 #![allow(dead_code)]
 
-use cq::cli::PolicyArgs;
-use cq::commands::check::Checker;
 use cq::engine::gate::GateOutcome;
 use cq::engine::report::{CheckResult, Finding, Status};
 use cq::engine::GateRequest;
 use cq::json::{self, Limits, Value};
+use cq::policy::Policy;
+use cq::service::Checker;
 
 pub fn checker() -> &'static Checker {
     static CHECKER: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-    CHECKER.get_or_init(|| {
-        Checker::new(&PolicyArgs {
-            policy: "default".into(),
-            allow_unsigned_policy: false,
-            trust_keys: Vec::new(),
-        })
-        .unwrap()
-    })
+    CHECKER.get_or_init(|| Checker::new(Policy::builtin("default").unwrap()).unwrap())
 }
 
 pub fn run(request: &Value) -> GateOutcome {
