@@ -5,7 +5,7 @@
 use cq::engine::gate::GateOutcome;
 use cq::engine::report::{CheckResult, Finding, Status};
 use cq::engine::GateRequest;
-use cq::json::{self, Limits, Value};
+use cq::json::{self, object, Limits, Value};
 use cq::policy::Policy;
 use cq::service::Checker;
 
@@ -84,5 +84,46 @@ pub fn failed(o: &GateOutcome) -> Vec<String> {
     o.report
         .failures()
         .map(|c| format!("{}:{}", c.check, c.code))
+        .collect()
+}
+
+/// Adds a pinned constraint to a request.
+pub fn add_pin(request: &mut Value, id: &str, text: &str, pattern: &str) {
+    if let Value::Object(top) = request {
+        if let Some(Value::Array(pins)) = top.get_mut("pinned_constraints") {
+            pins.push(object([
+                ("id", Value::from(id)),
+                ("severity", Value::from("critical")),
+                ("text", Value::from(text)),
+                (
+                    "forbidden_patterns",
+                    Value::Array(vec![Value::from(pattern)]),
+                ),
+            ]));
+        }
+    }
+}
+
+/// The byte range of the last occurrence of `token` in `summary`.
+pub fn range_of(summary: &str, token: &str) -> std::ops::Range<usize> {
+    let at = summary.rfind(token).unwrap();
+    at..at + token.len()
+}
+
+/// The spans of `check`'s findings that `keep` selects and that lie on the bytes of the
+/// last `token` in `summary`.
+pub fn spans_on(
+    summary: &str,
+    o: &GateOutcome,
+    check: &str,
+    token: &str,
+    keep: impl Fn(&Finding) -> bool,
+) -> Vec<std::ops::Range<usize>> {
+    let slot = range_of(summary, token);
+    findings(o, check)
+        .iter()
+        .filter(|f| keep(f))
+        .filter_map(|f| f.span.clone())
+        .filter(|s| slot.start <= s.start && s.end <= slot.end && s.start < s.end)
         .collect()
 }
