@@ -547,3 +547,37 @@ fn the_prompt_shows_the_slot_types_and_the_exclusive_clauses() {
         assert!(prompt.contains(text), "{text}");
     }
 }
+
+#[test]
+fn language_rules_that_fail_their_own_examples_refuse_the_policy() {
+    let text = cq::policy::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "default")
+        .unwrap()
+        .1;
+    for (from, to, says) in [
+        (
+            r#"negative_examples = ["/main", "a..b""#,
+            r#"negative_examples = ["main", "a..b""#,
+            "slot type \"branch\" is invalid: it accepts its negative example \"main\"",
+        ),
+        (
+            r#"examples = ["The build passed. The build failed."]"#,
+            r#"examples = ["The build passed. The linter failed."]"#,
+            "exclusive clauses \"build-result\" are invalid: it finds no contradiction",
+        ),
+        (
+            r#"clauses = ["the linter {passed|failed}"]"#,
+            r#"clauses = ["the linter {passed|exploded}"]"#,
+            "\"the linter {passed|exploded}\" is not a clause of the grammar",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let policy = cq::policy::Policy::from_toml(&text.replacen(from, to, 1), "test").unwrap();
+        let err = cq::engine::PolicyEngine::new(policy, &"b".repeat(64))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains(says), "{err}");
+    }
+}

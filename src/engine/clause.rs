@@ -199,11 +199,11 @@ impl ClosedClauseVerifier {
                     .iter()
                     .any(|c| c.group == index);
                 if found != want {
-                    return Err(bad(format!(
-                        "it {} a contradiction in its {}example {example:?}",
-                        if want { "finds no" } else { "finds" },
-                        if want { "" } else { "negative " }
-                    )));
+                    return Err(bad(if want {
+                        format!("it finds no contradiction in its example {example:?}")
+                    } else {
+                        format!("it finds a contradiction in its negative example {example:?}")
+                    }));
                 }
             }
         }
