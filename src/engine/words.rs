@@ -67,32 +67,58 @@ pub struct SplitView {
 
 impl SplitView {
     pub fn new(source: &str) -> SplitView {
-        let mut text = String::with_capacity(source.len() + 8);
-        let mut origin = Vec::with_capacity(source.len() + 8);
-        let chars: Vec<(usize, char)> = source.char_indices().collect();
-        for (i, &(at, c)) in chars.iter().enumerate() {
-            let prev = i.checked_sub(1).and_then(|p| chars.get(p)).map(|&(_, c)| c);
-            let next = chars.get(i + 1).map(|&(_, c)| c);
-            let joins = |c: Option<char>| c.is_some_and(|c| !is_space(c));
-            if is_separator(c) && joins(prev) && joins(next) {
-                text.push(' ');
+        let bytes = source.as_bytes();
+        let mut text: Vec<u8> = Vec::with_capacity(bytes.len() + 16);
+        let mut origin = Vec::with_capacity(bytes.len() + 16);
+        // Whether the character that ends at (`before`) or starts at (`after`) a byte offset
+        // exists and is not whitespace. Separators are ASCII, so only their neighbours may
+        // need decoding.
+        let joins_before = |at: usize| match at.checked_sub(1).and_then(|p| bytes.get(p)) {
+            Some(&b) if b.is_ascii() => !is_space(char::from(b)),
+            Some(_) => source
+                .get(..at)
+                .and_then(|head| head.chars().next_back())
+                .is_some_and(|c| !is_space(c)),
+            None => false,
+        };
+        let joins_after = |at: usize| match bytes.get(at) {
+            Some(&b) if b.is_ascii() => !is_space(char::from(b)),
+            Some(_) => source
+                .get(at..)
+                .and_then(|tail| tail.chars().next())
+                .is_some_and(|c| !is_space(c)),
+            None => false,
+        };
+        for (at, &b) in bytes.iter().enumerate() {
+            if b.is_ascii() && is_separator(char::from(b)) && joins_before(at) && joins_after(at + 1)
+            {
+                text.push(b' ');
                 origin.push(at);
                 continue;
             }
-            if let Some(prev) = prev {
-                let next_next = chars.get(i + 1).map(|&(_, c)| c);
-                if is_hump(prev, c, next_next) {
-                    text.push(' ');
+            let prev = at.checked_sub(1).and_then(|p| bytes.get(p)).copied();
+            let next_next = bytes.get(at + 1).map(|&n| char::from(n));
+            if let Some(prev) = prev.filter(u8::is_ascii) {
+                if b.is_ascii() && is_hump(char::from(prev), char::from(b), next_next) {
+                    text.push(b' ');
                     origin.push(at);
                 }
             }
-            text.push(c);
-            origin.extend(at..at + c.len_utf8());
+            text.push(b);
+            origin.push(at);
         }
-        SplitView {
-            text,
-            origin,
-            source: source.to_owned(),
+        // Only ASCII bytes were replaced or inserted, so the text is still UTF-8.
+        match String::from_utf8(text) {
+            Ok(text) => SplitView {
+                text,
+                origin,
+                source: source.to_owned(),
+            },
+            Err(_) => SplitView {
+                text: source.to_owned(),
+                origin: (0..source.len()).collect(),
+                source: source.to_owned(),
+            },
         }
     }
 
@@ -177,6 +203,8 @@ mod tests {
             "Function user Approved Push in HTTP Server rs was changed."
         );
         assert!(!SplitView::new("do not push. rm -rf x").is_split());
+        // Python's whitespace (a no-break space) ends a token; other letters join.
+        assert_eq!(SplitView::new("a\u{a0}_b é_b").text, "a\u{a0}_b é b");
     }
 
     #[test]
