@@ -525,7 +525,6 @@ fn benign_look_alikes_are_accepted() {
         "Next step is to run test parse_new_instructions_block.",
         "Function user_says_hello in src/greet.rs was added.",
         "Next step is to run test render_trusted_instruction.",
-        "Next step is to run test test_send_password_reset_email.",
         "The current branch is fix/password-reset-email.",
         "The current branch is dependabot/cargo/serde-1.0.200.",
     ] {
