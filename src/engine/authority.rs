@@ -188,9 +188,13 @@ impl AuthorityChecker {
                     continue;
                 };
                 let role = role_of(role.as_str());
+                // A pattern without an `action` group claims for its whole sentence.
                 let action = captures
                     .name("action")
-                    .map_or("", |m| m.as_str())
+                    .map_or_else(
+                        || text.get(sentence_span(text, whole.range())).unwrap_or(""),
+                        |m| m.as_str(),
+                    )
                     .trim()
                     .to_owned();
                 let words = self.action_words(&action);

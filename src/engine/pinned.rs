@@ -123,7 +123,9 @@ impl PinnedManifest {
     /// The first match of every forbidden pattern, in the summary or else in its split view.
     pub fn conflicts(&self, summary: &str) -> Vec<PinnedConflict> {
         let any = self.constraints.iter().any(|p| !p.patterns.is_empty());
-        let view = any.then(|| SplitView::new(summary)).filter(SplitView::is_split);
+        let view = any
+            .then(|| SplitView::new(summary))
+            .filter(SplitView::is_split);
         let view = view.as_ref();
         let mut out = Vec::new();
         for pinned in &self.constraints {

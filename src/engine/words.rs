@@ -90,7 +90,10 @@ impl SplitView {
             None => false,
         };
         for (at, &b) in bytes.iter().enumerate() {
-            if b.is_ascii() && is_separator(char::from(b)) && joins_before(at) && joins_after(at + 1)
+            if b.is_ascii()
+                && is_separator(char::from(b))
+                && joins_before(at)
+                && joins_after(at + 1)
             {
                 text.push(b' ');
                 origin.push(at);
