@@ -174,6 +174,11 @@ impl ClosedClauseVerifier {
         Ok(verifier)
     }
 
+    /// The digest of the verifier artifact this grammar was compiled as.
+    pub fn artifact_sha256(&self) -> &str {
+        &self.artifact_sha256
+    }
+
     /// Every exclusive group finds a contradiction in each of its examples and none in its
     /// negative examples, which must parse.
     fn check_exclusive_examples(&self) -> Result<(), GrammarError> {

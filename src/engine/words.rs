@@ -56,6 +56,35 @@ pub fn words(token: &str) -> Vec<&str> {
     out
 }
 
+/// How many words a token joins (`words(token).len()`, without allocating).
+pub fn word_count(token: &str) -> usize {
+    let bytes = token.as_bytes();
+    let mut count = 0;
+    let mut in_word = false;
+    for (at, &b) in bytes.iter().enumerate() {
+        if b.is_ascii() && is_separator(char::from(b)) {
+            in_word = false;
+            continue;
+        }
+        let hump = at > 0
+            && in_word
+            && b.is_ascii()
+            && bytes.get(at - 1).is_some_and(|&p| {
+                p.is_ascii()
+                    && is_hump(
+                        char::from(p),
+                        char::from(b),
+                        bytes.get(at + 1).map(|&n| char::from(n)),
+                    )
+            });
+        if !in_word || hump {
+            count += 1;
+            in_word = true;
+        }
+    }
+    count
+}
+
 /// A text with its joined words split apart, mapped back to the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitView {
@@ -147,7 +176,7 @@ impl SplitView {
             .filter(|t| {
                 self.source
                     .get((*t).clone())
-                    .is_some_and(|w| words(w).len() > 1)
+                    .is_some_and(|w| word_count(w) > 1)
             })
             .collect();
         let chosen: Vec<&Range<usize>> = if joined.is_empty() {
@@ -236,5 +265,16 @@ mod tests {
         );
         assert_eq!(words("m0042"), ["m0042"]);
         assert!(words("__").is_empty());
+        for token in [
+            "fix/login-timeout",
+            "parseHTTPResponse2x",
+            "m0042",
+            "__",
+            "a__b",
+            "é_Ωx",
+            "xÉy",
+        ] {
+            assert_eq!(word_count(token), words(token).len(), "{token}");
+        }
     }
 }

@@ -68,7 +68,7 @@ impl Kind {
             && self.pattern.as_ref().is_none_or(|p| p.is_match(word))
             && self
                 .max_words
-                .is_none_or(|max| words::words(word).len() <= max)
+                .is_none_or(|max| words::word_count(word) <= max)
     }
 }
 
