@@ -28,7 +28,9 @@ fn run(command: &mut Command) -> String {
 
 /// The queue in record order, without the times.
 fn queue(dir: &Path, db: &Path) -> Vec<String> {
-    let text = run(cq(dir).args(["list", "--json", "--limit", "1000", "--store"]).arg(db));
+    let text = run(cq(dir)
+        .args(["list", "--json", "--limit", "1000", "--store"])
+        .arg(db));
     let mut rows: Vec<String> = text
         .lines()
         .map(|l| {
@@ -74,7 +76,15 @@ fn ingest_and_recheck_do_not_depend_on_the_number_of_threads() {
             .arg("--store")
             .arg(&db));
         let rechecked = run(cq(d)
-            .args(["recheck", "--all", "--policy", "seed-compatible", "--jobs", jobs, "--store"])
+            .args([
+                "recheck",
+                "--all",
+                "--policy",
+                "seed-compatible",
+                "--jobs",
+                jobs,
+                "--store",
+            ])
             .arg(&db));
         outputs.push((ingested, rechecked));
         queues.push(queue(d, &db));
@@ -93,7 +103,14 @@ fn import_does_not_depend_on_the_number_of_threads() {
     for jobs in ["1", "3"] {
         let db = d.join(format!("s{jobs}.db"));
         let out = run(cq(d)
-            .args(["import", "claude-code", "--jobs", jobs, "--policy", "default"])
+            .args([
+                "import",
+                "claude-code",
+                "--jobs",
+                jobs,
+                "--policy",
+                "default",
+            ])
             .arg(&transcripts)
             .arg("--store")
             .arg(&db));
