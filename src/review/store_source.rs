@@ -13,6 +13,7 @@
 
 mod deferred;
 pub mod detail;
+mod triage;
 
 use anyhow::Context as _;
 
@@ -20,12 +21,13 @@ use crate::audit::keys::NamedKey;
 use crate::policy::Policy;
 use crate::review::filter::{Filter, Predicate};
 use crate::review::source::{
-    AuditView, ChainStatus, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail, ItemId,
-    PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Role,
-    Sort, SourceMessage, Status,
+    AuditView, ChainStatus, Dashboard, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail,
+    ItemId, ItemPreview, PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome,
+    ReviewSource, Role, Sort, SourceMessage, Status,
 };
 use crate::service::decide::{decide, reason_rules};
-use crate::service::inspect::{inspect, reveal, Inspection};
+use crate::service::constraints;
+use crate::service::inspect::{glance, inspect, reveal, Inspection};
 use crate::service::recheck::{self, recheck};
 use crate::service::Checker;
 use crate::store::{
@@ -34,6 +36,7 @@ use crate::store::{
 };
 
 use deferred::Deferred;
+use triage::Tally;
 
 /// The store behind `cq review`.
 pub struct StoreSource {
@@ -42,6 +45,8 @@ pub struct StoreSource {
     checker: Deferred,
     key: Option<NamedKey>,
     reviewer: Option<String>,
+    /// The dashboard's running totals (kept by the lane that owns this source).
+    tally: Tally,
 }
 
 impl std::fmt::Debug for StoreSource {
@@ -94,6 +99,7 @@ impl StoreSource {
             checker,
             key,
             reviewer,
+            tally: Tally::default(),
         })
     }
 
@@ -142,6 +148,7 @@ impl StoreSource {
             summary_text: inspection.summary.text.clone(),
             summary_spans: detail::spans(inspection),
             checks: detail::check_results(inspection),
+            constraints: constraints::evidence(inspection, &self.policy),
             claims: detail::claims(&inspection.summary, &self.policy),
             pinned: detail::pinned(inspection, &self.policy),
             previous_summary: inspection.previous_summary.clone(),
@@ -185,6 +192,21 @@ fn receipt(stored: store::StoredReceipt) -> Receipt {
         body: stored.body,
         sha256: stored.sha256,
         signature: stored.signature,
+    }
+}
+
+/// The queue row of a stored compaction.
+fn queue_row(s: store::CompactionSummary) -> QueueRow {
+    QueueRow {
+        status: status_of(s.status, s.approvals > 0),
+        outcome: detail::outcome(s.outcome),
+        severity: triage::severity(s.verdict_class),
+        created_unix: s.created_unix(),
+        anomaly_count: s.anomaly_count as usize,
+        id: ItemId(s.id),
+        tenant: s.tenant_id,
+        task: s.task_id,
+        main_reason: s.main_reason,
     }
 }
 
@@ -320,16 +342,7 @@ impl ReviewSource for StoreSource {
             .list(&list, sort, offset as u64, limit as u64)
             .context("while reading the queue")?
             .into_iter()
-            .map(|s| QueueRow {
-                status: status_of(s.status, s.approvals > 0),
-                outcome: detail::outcome(s.outcome),
-                created_unix: s.created_unix(),
-                anomaly_count: s.anomaly_count as usize,
-                id: ItemId(s.id),
-                tenant: s.tenant_id,
-                task: s.task_id,
-                main_reason: s.main_reason,
-            })
+            .map(queue_row)
             .collect();
         Ok(QueuePage {
             rows,
@@ -343,6 +356,32 @@ impl ReviewSource for StoreSource {
         let inspection = inspect(&self.store, self.checker.get()?.scanner(), &id.0)
             .with_context(|| format!("while loading \"{id}\""))?;
         Ok(self.detail(&inspection))
+    }
+
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        self.checker.wait()?;
+        let glanced = glance(&self.store, self.checker.get()?.scanner(), &id.0)
+            .with_context(|| format!("while previewing \"{id}\""))?;
+        Ok(triage::preview(&glanced))
+    }
+
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        let Some((list, _)) = list_filter(filter) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .store
+            .reason_counts(&list)
+            .context("while counting the queue by reason")?
+            .into_iter()
+            .map(|(reason, n)| (reason, n as usize))
+            .collect())
+    }
+
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        self.tally
+            .refresh(&self.store)
+            .context("while counting the store for the dashboard")
     }
 
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
@@ -467,6 +506,7 @@ impl ReviewSource for StoreSource {
             checker: Deferred::Later(Box::new(self.policy.clone())),
             key: self.key.clone(),
             reviewer: self.reviewer.clone(),
+            tally: Tally::default(),
         }))
     }
 }
