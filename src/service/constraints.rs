@@ -11,7 +11,9 @@
 //! user turn that best matches an authority claim. It is pure (no I/O), reads only texts the
 //! inspection already masked, and never changes a status: statuses are the report's words,
 //! and a word it does not know (a new mode's status) is kept as [`ConstraintStatus::Other`].
-//! Rows come in triage order: failing ones first, then in policy order.
+//! Rows come in triage order ([`ConstraintEvidence::triage_rank`]): contradictions and
+//! fabricated authority first, then dropped, unknown and unsupported ones, then the rest, in
+//! policy order within each.
 
 mod text;
 
@@ -209,6 +211,19 @@ pub struct ConstraintEvidence {
 }
 
 impl ConstraintEvidence {
+    /// Where the row goes in triage order: contradictions and fabricated authority first,
+    /// then what the summary dropped, unknown statuses, what it does not support, and last
+    /// every row that does not fail.
+    pub fn triage_rank(&self) -> u8 {
+        match (&self.status, self.kind) {
+            (s, _) if !s.failing() => 4,
+            (ConstraintStatus::Conflict, _) | (_, ConstraintKind::Authority) => 0,
+            (ConstraintStatus::Missing, _) => 1,
+            (ConstraintStatus::Other(_), _) => 2,
+            _ => 3,
+        }
+    }
+
     /// The summary ranges this row is about, in order: what the summary pane highlights and
     /// scrolls to.
     pub fn focus(&self) -> Vec<Range<usize>> {
@@ -256,8 +271,8 @@ pub fn evidence_of(input: &Input<'_>, policy: &Policy) -> Vec<ConstraintEvidence
     rows.extend(cx.unregistered(&rows));
     rows.extend(cx.pinned());
     rows.extend(cx.authority());
-    // Stable: policy order within failing and passing rows.
-    rows.sort_by_key(|r| !r.status.failing());
+    // Stable: policy order within each rank.
+    rows.sort_by_key(ConstraintEvidence::triage_rank);
     rows
 }
 
@@ -643,7 +658,7 @@ impl<'a> Context<'a> {
                 };
                 let conflicts = Self::findings_about(self.pinned, &p.id)
                     .filter(|f| f.kind == "pinned")
-                    .map(|f| self.conflict_of(f, "a forbidden pattern of this pinned constraint".into()))
+                    .map(|f| self.conflict_of(f, String::new()))
                     .collect();
                 let user_turns = if status.failing() {
                     self.user_turns(&p.text, 2)

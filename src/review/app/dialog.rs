@@ -319,6 +319,7 @@ impl App {
             _ => self.info(format!("{} decision(s) recorded", decided.len())),
         }
         let mut effects = self.reload_queue();
+        effects.extend(self.reload_reasons());
         if let Some(detail) = self.detail.as_mut() {
             let generation = self.next_generation + 1;
             self.next_generation = generation;

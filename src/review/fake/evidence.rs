@@ -243,6 +243,6 @@ pub fn evidence(item: &ItemDetail) -> Vec<ConstraintEvidence> {
             });
         }
     }
-    rows.sort_by_key(|r| !r.status.failing());
+    rows.sort_by_key(ConstraintEvidence::triage_rank);
     rows
 }
