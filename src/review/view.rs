@@ -241,16 +241,6 @@ fn header(app: &App, theme: &Theme) -> Line<'static> {
         counts.join(" · ")
     }));
     spans.push(sep());
-    if !app.queue.reasons.is_empty() {
-        for (n, (reason, count)) in app.queue.reasons.iter().enumerate() {
-            if n > 0 {
-                spans.push(Span::styled(" · ", theme.style(Role::Dim)));
-            }
-            spans.extend(text::untrusted_inline(reason, Style::default(), theme));
-            spans.push(Span::styled(format!(" {count}"), theme.style(Role::Warning)));
-        }
-        spans.push(sep());
-    }
     let sort = match app.queue.sort {
         crate::review::source::Sort::Age => "age",
         crate::review::source::Sort::Severity => "severity",
@@ -279,8 +269,18 @@ fn header(app: &App, theme: &Theme) -> Line<'static> {
             theme.style(Role::Warning),
         ));
     }
-
     spans.push(sep());
+    // What the queue holds, by the check of its main reason.
+    if !app.queue.reasons.is_empty() {
+        for (n, (reason, count)) in app.queue.reasons.iter().enumerate() {
+            if n > 0 {
+                spans.push(Span::styled(" · ", theme.style(Role::Dim)));
+            }
+            spans.extend(text::untrusted_inline(reason, Style::default(), theme));
+            spans.push(Span::styled(format!(" {count}"), theme.style(Role::Warning)));
+        }
+        spans.push(sep());
+    }
     spans.push(Span::styled(
         format!("reviewer {}", app.options.reviewer),
         theme.style(Role::Dim),
@@ -415,8 +415,25 @@ pub fn footer_actions(app: &App) -> Vec<Action> {
 }
 
 fn footer(app: &App, theme: &Theme) -> Line<'static> {
+    let mut actions = footer_actions(app);
+    let width = |actions: &[Action]| -> usize {
+        actions
+            .iter()
+            .map(|a| app.keymap.label(*a).chars().count() + footer_label(app, *a).chars().count() + 3)
+            .sum()
+    };
+    // Too wide: drop the last actions before help and quit (the help overlay lists them all).
+    while width(&actions) > usize::from(app.size.0) {
+        let Some(at) = actions
+            .iter()
+            .rposition(|a| !matches!(a, Action::Help | Action::Quit))
+        else {
+            break;
+        };
+        actions.remove(at);
+    }
     let mut spans = Vec::new();
-    for action in footer_actions(app) {
+    for action in actions {
         spans.push(Span::styled(
             format!(" {}", app.keymap.label(action)),
             theme.style(Role::Key),

@@ -105,7 +105,7 @@ pub fn preview_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
         None => vec![Line::styled("no item selected", theme.style(Role::Dim))],
     };
     let (width, _) = inner(area);
-    let lines = body.into_iter().map(|l| text::truncate(l, width)).collect();
+    let lines = text::wrap(body, width);
     PaneView {
         scroller: Scroller::Preview,
         area,
