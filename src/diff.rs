@@ -270,8 +270,14 @@ mod tests {
         let new: String = d.new.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(old, "do not run destructive database operations");
         assert_eq!(new, "Do not run queries on the database.");
-        assert!(d.new.iter().any(|s| !s.emphasised && s.text.starts_with("Do not run")));
-        assert!(d.old.iter().any(|s| s.emphasised && s.text.contains("destructive")));
+        assert!(d
+            .new
+            .iter()
+            .any(|s| !s.emphasised && s.text.starts_with("Do not run")));
+        assert!(d
+            .old
+            .iter()
+            .any(|s| s.emphasised && s.text.contains("destructive")));
     }
 
     #[test]

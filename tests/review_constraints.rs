@@ -78,7 +78,9 @@ fn options() -> AppOptions {
 fn opened(scenario: &str, w: u16, h: u16) -> Headless<StoreSource> {
     let mut ui = Headless::new(source(), options(), w, h).unwrap();
     let task = item(scenario).task;
-    ui.update(Action::Filter).type_text(&task).key(KeyCode::Enter);
+    ui.update(Action::Filter)
+        .type_text(&task)
+        .key(KeyCode::Enter);
     ui.update(Action::Open);
     ui
 }
@@ -87,7 +89,10 @@ fn opened(scenario: &str, w: u16, h: u16) -> Headless<StoreSource> {
 fn a_dropped_invariant_shows_its_clause_against_the_closest_sentence_and_the_user_turn() {
     let item = item("02_dropped_invariant");
     let first = item.constraints.first().unwrap();
-    assert_eq!(first.id, "SAFETY-DESTRUCTIVE-DB", "the failing row comes first");
+    assert_eq!(
+        first.id, "SAFETY-DESTRUCTIVE-DB",
+        "the failing row comes first"
+    );
     assert_eq!(first.status, ConstraintStatus::Unsupported);
     assert!(first.support.is_empty());
     assert_eq!(
@@ -104,7 +109,10 @@ fn a_dropped_invariant_shows_its_clause_against_the_closest_sentence_and_the_use
         Some(closest.sentence.text.as_str())
     );
     let turn = first.user_turns.first().unwrap();
-    assert!(turn.excerpt.contains("ask me before you delete anything"), "{turn:?}");
+    assert!(
+        turn.excerpt.contains("ask me before you delete anything"),
+        "{turn:?}"
+    );
     let matched: Vec<&str> = turn
         .matched
         .iter()
@@ -126,8 +134,15 @@ fn a_contradicted_commitment_shows_the_sentence_the_span_and_the_pattern() {
     let conflict = tests.conflicts.first().unwrap();
     assert_eq!(conflict.pattern_id, "tests-skipped");
     let sentence = conflict.sentence.as_ref().unwrap();
-    let matched = item.summary_text.get(conflict.matched.clone().unwrap()).unwrap();
-    assert!(sentence.text.contains(matched), "{matched} in {}", sentence.text);
+    let matched = item
+        .summary_text
+        .get(conflict.matched.clone().unwrap())
+        .unwrap();
+    assert!(
+        sentence.text.contains(matched),
+        "{matched} in {}",
+        sentence.text
+    );
     assert!(sentence.text.starts_with("Plan given the deadline"));
     assert!(tests
         .user_turns
@@ -148,7 +163,9 @@ fn a_pinned_reopen_shows_the_injected_text_against_the_manifest_and_the_matches(
     assert_eq!(pin.status, ConstraintStatus::Conflict);
     let pinned = pin.pinned.as_ref().unwrap();
     assert!(pinned.identical(), "the injected bytes are the manifest's");
-    assert!(pinned.injected.starts_with("Never run migration 0042_split_order_lines"));
+    assert!(pinned
+        .injected
+        .starts_with("Never run migration 0042_split_order_lines"));
     assert_eq!(pin.conflicts.len(), 2, "both forbidden patterns matched");
     assert_eq!(
         pin.conflicts[0].sentence, pin.conflicts[1].sentence,

@@ -173,7 +173,10 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
     }
     assert!(tmux.alive(), "the pane stays for the trailing sleep");
     let screen = tmux.screen();
-    assert!(!screen.contains("cq review"), "the reviewer quit:\n{screen}");
+    assert!(
+        !screen.contains("cq review"),
+        "the reviewer quit:\n{screen}"
+    );
 
     // The decision is in the store, signed by alice, and the audit log verifies.
     let store = Store::open(&fx.db, Mode::ReadOnly).unwrap();
@@ -220,9 +223,9 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
 
 /// The line of `screen` holding both `left` and `right` (side by side), if any.
 fn side_by_side<'a>(screen: &'a str, left: &str, right: &str) -> Option<&'a str> {
-    screen.lines().find(|l| {
-        matches!((l.find(left), l.find(right)), (Some(a), Some(b)) if a < b)
-    })
+    screen
+        .lines()
+        .find(|l| matches!((l.find(left), l.find(right)), (Some(a), Some(b)) if a < b))
 }
 
 #[test]
@@ -257,7 +260,15 @@ fn log_88_constraints_view_shows_the_required_clause_beside_the_closest_sentence
         socket: format!("cq-e2e-log88-{}", std::process::id()),
     };
     let out = tmux.run(&[
-        "new-session", "-d", "-s", "review", "-x", "160", "-y", "48", &command,
+        "new-session",
+        "-d",
+        "-s",
+        "review",
+        "-x",
+        "160",
+        "-y",
+        "48",
+        &command,
     ]);
     assert!(
         out.status.success(),
@@ -290,12 +301,17 @@ fn log_88_constraints_view_shows_the_required_clause_beside_the_closest_sentence
         "the right side is labelled: {screen}"
     );
     // The user's own words, marked as a guess.
-    assert!(screen.contains("ask me before you delete anything"), "{screen}");
+    assert!(
+        screen.contains("ask me before you delete anything"),
+        "{screen}"
+    );
     assert!(screen.contains("a guess"), "{screen}");
     // `c` switches to the detail screen and back.
     tmux.keys(&["c"]);
     tmux.wait_for("the detail screen", |s| s.contains("not passing)"));
     tmux.keys(&["c"]);
-    tmux.wait_for("the constraints view again", |s| s.contains("Why SAFETY-DESTRUCTIVE-DB"));
+    tmux.wait_for("the constraints view again", |s| {
+        s.contains("Why SAFETY-DESTRUCTIVE-DB")
+    });
     tmux.keys(&["q"]);
 }

@@ -230,7 +230,7 @@ fn a_rerun_of_tagged_items_does_not_block_paging() {
     .expect("a page while the job runs");
     ui.key(KeyCode::Enter);
     ui.wait_for(PATIENCE, |s| s.contains("rerunning 3") && item_shown(s))
-    .expect("an item while the job runs");
+        .expect("an item while the job runs");
     gate.allow(3);
     ui.wait_for(PATIENCE, |s| !s.contains("rerunning"))
         .expect("the job done");
@@ -277,7 +277,11 @@ fn no_frame_is_drawn_without_a_change_of_state() {
     assert!(ui.frames_within(QUIET).is_empty());
     ui.key(KeyCode::Down);
     let frames = ui.frames_within(QUIET);
-    assert_eq!(frames.len(), 2, "one key, one frame, then one with its preview");
+    assert_eq!(
+        frames.len(),
+        2,
+        "one key, one frame, then one with its preview"
+    );
     assert!(frames[0].text.contains("Queue 2 of 20"));
     assert!(frames[0].text.contains("loading the preview"));
     assert!(!frames[1].text.contains("loading the preview"));

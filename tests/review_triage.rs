@@ -48,7 +48,11 @@ fn queue_with_preview_and_severity_sort() {
 fn the_header_counts_the_queue_by_reason_and_follows_the_filter() {
     let mut h = ui(160, 30);
     let total: usize = h.app.queue.reasons.iter().map(|(_, n)| n).sum();
-    assert_eq!(total, 19, "every item with a reason: {:?}", h.app.queue.reasons);
+    assert_eq!(
+        total, 19,
+        "every item with a reason: {:?}",
+        h.app.queue.reasons
+    );
     assert!(h.text().unwrap().contains("authority 5 · consistency 5"));
     h.update(Action::Filter)
         .type_text("tenant:globex")
@@ -95,13 +99,29 @@ fn n_and_big_n_jump_between_failing_items() {
         h.update(Action::MoveDown);
     }
     h.update(Action::NextFailing);
-    assert_eq!(h.app.queue.selected, accepted + 1, "the accepted row is skipped");
+    assert_eq!(
+        h.app.queue.selected,
+        accepted + 1,
+        "the accepted row is skipped"
+    );
     h.update(Action::PrevFailing);
     assert_eq!(h.app.queue.selected, accepted - 1);
     h.update(Action::Bottom).update(Action::NextFailing);
-    assert!(h.app.message.as_ref().unwrap().text.contains("no failing item below"));
+    assert!(h
+        .app
+        .message
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("no failing item below"));
     h.update(Action::Top).update(Action::PrevFailing);
-    assert!(h.app.message.as_ref().unwrap().text.contains("no failing item above"));
+    assert!(h
+        .app
+        .message
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("no failing item above"));
 }
 
 #[test]
@@ -169,11 +189,24 @@ fn a_rerun_marks_each_constraint_whose_status_changed() {
     open(&mut h, "q-0006");
     assert_eq!(h.app.screen, Screen::Constraints);
     let selected = h.app.detail.as_ref().unwrap().constraint;
-    let before = h.app.detail.as_ref().unwrap().item.as_ref().unwrap().constraints[selected].id.clone();
+    let before = h
+        .app
+        .detail
+        .as_ref()
+        .unwrap()
+        .item
+        .as_ref()
+        .unwrap()
+        .constraints[selected]
+        .id
+        .clone();
     h.update(Action::Rerun);
     let detail = h.app.detail.as_ref().unwrap();
     let item = detail.item.as_ref().unwrap();
-    assert_eq!(item.constraints[detail.constraint].id, before, "the selection stays on its row");
+    assert_eq!(
+        item.constraints[detail.constraint].id, before,
+        "the selection stays on its row"
+    );
     let changed = cq::review::app::changed_since(detail.before_rerun.as_deref(), item);
     assert_eq!(changed.iter().filter(|c| c.is_some()).count(), 2);
     insta::assert_snapshot!("constraints_rerun_marks", h.text().unwrap());
@@ -181,9 +214,14 @@ fn a_rerun_marks_each_constraint_whose_status_changed() {
         .update(Action::NextPane)
         .update(Action::NextPane);
     let text = h.text().unwrap();
-    let first_change = text.find("Δ constraint INV-1: MISSING → PRESERVED").unwrap();
+    let first_change = text
+        .find("Δ constraint INV-1: MISSING → PRESERVED")
+        .unwrap();
     let line_diff = text.find("report before the rerun").unwrap();
-    assert!(first_change < line_diff, "changed checks are named first:\n{text}");
+    assert!(
+        first_change < line_diff,
+        "changed checks are named first:\n{text}"
+    );
     insta::assert_snapshot!("diff_report_names_changed_checks_first", text);
 }
 

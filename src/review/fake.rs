@@ -21,10 +21,9 @@ pub use large::LargeSource;
 
 use crate::review::filter::Filter;
 use crate::review::source::{
-    AuditView, ChainStatus, CheckStatus, Dashboard, DecisionKind, DecisionRefusal,
-    DecisionRequest, ItemDetail, ItemId, ItemPreview, Outcome, PendingApproval, QueuePage,
-    QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Severity, Sort, SpanKind, Status,
-    Verification,
+    AuditView, ChainStatus, CheckStatus, Dashboard, DecisionKind, DecisionRefusal, DecisionRequest,
+    ItemDetail, ItemId, ItemPreview, Outcome, PendingApproval, QueuePage, QueueRow, ReasonCode,
+    Receipt, RerunOutcome, ReviewSource, Severity, Sort, SpanKind, Status, Verification,
 };
 
 /// The fake clock's "now" (Unix seconds): items are minutes to days older than this.
@@ -166,9 +165,9 @@ impl ReviewSource for FakeSource {
         let mut rows: Vec<QueueRow> = all.into_iter().filter(|r| filter.matches(r)).collect();
         match sort {
             Sort::Age => rows.sort_by_key(|r| (r.created_unix, r.id.clone())),
-            Sort::Severity => rows.sort_by_key(|r| {
-                (std::cmp::Reverse(r.severity), r.created_unix, r.id.clone())
-            }),
+            Sort::Severity => {
+                rows.sort_by_key(|r| (std::cmp::Reverse(r.severity), r.created_unix, r.id.clone()))
+            }
         }
         page.total = rows.len();
         page.rows = rows.into_iter().skip(offset).take(limit).collect();

@@ -17,8 +17,7 @@ use std::ops::Range;
 mod triage;
 
 pub use triage::{
-    date_of, day_number, Dashboard, DayCounts, ItemPreview, PreviewCheck, ReviewerCounts,
-    Severity,
+    date_of, day_number, Dashboard, DayCounts, ItemPreview, PreviewCheck, ReviewerCounts, Severity,
 };
 
 pub use crate::service::constraints::{

@@ -25,8 +25,8 @@ use crate::review::source::{
     ItemId, ItemPreview, PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome,
     ReviewSource, Role, Sort, SourceMessage, Status,
 };
-use crate::service::decide::{decide, reason_rules};
 use crate::service::constraints;
+use crate::service::decide::{decide, reason_rules};
 use crate::service::inspect::{glance, inspect, reveal, Inspection};
 use crate::service::recheck::{self, recheck};
 use crate::service::Checker;

@@ -8,6 +8,7 @@
 //! draw (scroll limits, page sizes, mouse hit-testing, scrolling to a finding), so both agree
 //! without the state machine ever building a view.
 
+mod columns;
 mod constraints;
 mod dashboard;
 mod detail;
@@ -64,7 +65,7 @@ pub struct ScreenLayout {
 /// The body of the screen.
 #[derive(Debug, Clone)]
 pub enum Body {
-    Queue(QueueView),
+    Queue(Box<QueueView>),
     Dashboard(Box<DashboardView>),
     Panes {
         /// A line above the panes (the open item), with where it goes.
@@ -186,7 +187,7 @@ pub fn build_view(app: &App, theme: &Theme) -> View {
     let mut findings = Vec::new();
     let mut followed = None;
     let body = match app.screen {
-        Screen::Queue => Body::Queue(queue::queue_view(app, theme, layout.body)),
+        Screen::Queue => Body::Queue(Box::new(queue::queue_view(app, theme, layout.body))),
         Screen::Detail => {
             let (body, lines) = detail::detail_body(app, theme, layout.body);
             findings = lines;
@@ -277,7 +278,10 @@ fn header(app: &App, theme: &Theme) -> Line<'static> {
                 spans.push(Span::styled(" · ", theme.style(Role::Dim)));
             }
             spans.extend(text::untrusted_inline(reason, Style::default(), theme));
-            spans.push(Span::styled(format!(" {count}"), theme.style(Role::Warning)));
+            spans.push(Span::styled(
+                format!(" {count}"),
+                theme.style(Role::Warning),
+            ));
         }
         spans.push(sep());
     }
@@ -419,7 +423,9 @@ fn footer(app: &App, theme: &Theme) -> Line<'static> {
     let width = |actions: &[Action]| -> usize {
         actions
             .iter()
-            .map(|a| app.keymap.label(*a).chars().count() + footer_label(app, *a).chars().count() + 3)
+            .map(|a| {
+                app.keymap.label(*a).chars().count() + footer_label(app, *a).chars().count() + 3
+            })
             .sum()
     };
     // Too wide: drop the last actions before help and quit (the help overlay lists them all).

@@ -176,12 +176,12 @@ fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> 
         .map_err(err)?
         .max(0) as u64;
     let newest: Option<(String, String)> = conn
-        .prepare_cached("SELECT created_at, id FROM compactions ORDER BY created_at DESC, id DESC LIMIT 1")
+        .prepare_cached(
+            "SELECT created_at, id FROM compactions ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
         .and_then(|mut st| {
             let mut rows = st.query([])?;
-            rows.next()?
-                .map(|r| Ok((r.get(0)?, r.get(1)?)))
-                .transpose()
+            rows.next()?.map(|r| Ok((r.get(0)?, r.get(1)?))).transpose()
         })
         .map_err(err)?;
     Ok(StatsDelta {

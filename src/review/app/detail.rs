@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use super::{App, AuditState, CPane, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
 use crate::review::action::Action;
-use crate::review::view::Scroller;
 use crate::review::source::{
     CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
 };
+use crate::review::view::Scroller;
 use crate::sanitize::anomaly_count;
 
 /// A pane of the detail screen.

@@ -88,7 +88,11 @@ impl App {
     }
 
     pub(crate) fn on_preview(&mut self, generation: u64, result: Result<ItemPreview, String>) {
-        let PreviewState::Loading { generation: awaited, id } = &self.queue.preview else {
+        let PreviewState::Loading {
+            generation: awaited,
+            id,
+        } = &self.queue.preview
+        else {
             return;
         };
         if *awaited != generation {
@@ -113,7 +117,11 @@ impl App {
         })]
     }
 
-    pub(crate) fn on_reasons(&mut self, generation: u64, result: Result<Vec<(String, usize)>, String>) {
+    pub(crate) fn on_reasons(
+        &mut self,
+        generation: u64,
+        result: Result<Vec<(String, usize)>, String>,
+    ) {
         if self.queue.reasons_loading != Some(generation) {
             return;
         }

@@ -76,7 +76,9 @@ pub fn evidence(item: &ItemDetail) -> Vec<ConstraintEvidence> {
         let conflicts = item
             .summary_spans
             .iter()
-            .filter(|s| matches!(&s.kind, SpanKind::Conflict { constraint_id } if constraint_id == id))
+            .filter(
+                |s| matches!(&s.kind, SpanKind::Conflict { constraint_id } if constraint_id == id),
+            )
             .map(|s| ConflictMatch {
                 sentence: sentence_at(summary, &s.range),
                 matched: Some(s.range.clone()),

@@ -41,10 +41,7 @@ pub fn preview(item: &ItemDetail) -> ItemPreview {
 
 /// The check a reason names: `secret` for `secret.aws_access_key` or `secret: found`.
 pub fn reason_check(reason: &str) -> &str {
-    reason
-        .split([':', '.'])
-        .next()
-        .map_or(reason, str::trim)
+    reason.split([':', '.']).next().map_or(reason, str::trim)
 }
 
 /// Reason counts over the rows `filter` matches, most first.

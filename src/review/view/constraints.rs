@@ -33,9 +33,15 @@ fn rects(app: &App, detail: &DetailState, area: Rect, rows: usize) -> [Option<Re
     let [top, bottom] =
         Layout::vertical([Constraint::Length(list), Constraint::Min(1)]).areas(area);
     let (direction, split) = if app.size.0 < NARROW {
-        (Direction::Vertical, [Constraint::Percentage(55), Constraint::Percentage(45)])
+        (
+            Direction::Vertical,
+            [Constraint::Percentage(55), Constraint::Percentage(45)],
+        )
     } else {
-        (Direction::Horizontal, [Constraint::Percentage(62), Constraint::Percentage(38)])
+        (
+            Direction::Horizontal,
+            [Constraint::Percentage(62), Constraint::Percentage(38)],
+        )
     };
     let parts = Layout::default()
         .direction(direction)
@@ -64,7 +70,11 @@ fn pane(
     spans.extend(title);
     if lines.len() > height {
         spans.push(Span::styled(
-            format!(" {}/{} ", (scroll.min(max_scroll) + height).min(lines.len()), lines.len()),
+            format!(
+                " {}/{} ",
+                (scroll.min(max_scroll) + height).min(lines.len()),
+                lines.len()
+            ),
             theme.style(Role::Dim),
         ));
     }
@@ -104,7 +114,11 @@ fn row_line(
     spans.push(Span::raw(" "));
     spans.push(Span::styled(format!("{status:<14}"), theme.style(role)));
     spans.push(Span::raw(" "));
-    spans.extend(text::untrusted_inline(&row.canonical_text, Style::default(), theme));
+    spans.extend(text::untrusted_inline(
+        &row.canonical_text,
+        Style::default(),
+        theme,
+    ));
     let line = text::truncate(Line::from(spans), width);
     if selected {
         line.style(theme.style(Role::Selection))
@@ -125,7 +139,12 @@ fn list_lines(
     let id_width = item
         .constraints
         .iter()
-        .map(|c| text::untrusted_inline(&c.id, Style::default(), theme).iter().map(Span::width).sum::<usize>())
+        .map(|c| {
+            text::untrusted_inline(&c.id, Style::default(), theme)
+                .iter()
+                .map(Span::width)
+                .sum::<usize>()
+        })
         .max()
         .unwrap_or(2)
         .clamp(8, 28);
@@ -133,7 +152,10 @@ fn list_lines(
         "   {:<11}{:<id_width$} {:<14} {}",
         "kind", "id", "status", "canonical text / claim"
     );
-    let mut out = vec![text::truncate(Line::styled(titles, theme.style(Role::Dim)), width)];
+    let mut out = vec![text::truncate(
+        Line::styled(titles, theme.style(Role::Dim)),
+        width,
+    )];
     if item.constraints.is_empty() {
         out.push(Line::styled(
             "no registered constraint, pinned constraint or authority claim",
@@ -145,7 +167,14 @@ fn list_lines(
     let top = detail.constraint.saturating_sub(room.saturating_sub(1));
     for (i, row) in item.constraints.iter().enumerate().skip(top).take(room) {
         let was = changed.get(i).and_then(Option::as_ref);
-        out.push(row_line(row, was, i == detail.constraint, id_width, width, theme));
+        out.push(row_line(
+            row,
+            was,
+            i == detail.constraint,
+            id_width,
+            width,
+            theme,
+        ));
     }
     out
 }
@@ -210,7 +239,10 @@ pub fn constraints_body(app: &App, theme: &Theme, body: Rect) -> (Body, Option<u
     let Some(item) = detail.item.as_ref() else {
         let line = match &detail.error {
             Some(e) => {
-                let mut spans = vec![Span::styled("✗ could not load the item: ", theme.style(Role::Error))];
+                let mut spans = vec![Span::styled(
+                    "✗ could not load the item: ",
+                    theme.style(Role::Error),
+                )];
                 spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
                 Line::from(spans)
             }
@@ -225,11 +257,21 @@ pub fn constraints_body(app: &App, theme: &Theme, body: Rect) -> (Body, Option<u
             0,
             theme,
         );
-        return (Body::Panes { title, panes: vec![pane] }, None);
+        return (
+            Body::Panes {
+                title,
+                panes: vec![pane],
+            },
+            None,
+        );
     };
     let changed = changed_since(detail.before_rerun.as_deref(), item);
     let row = item.constraints.get(detail.constraint);
-    let failing = item.constraints.iter().filter(|c| c.status.failing()).count();
+    let failing = item
+        .constraints
+        .iter()
+        .filter(|c| c.status.failing())
+        .count();
     let changes = changed.iter().filter(|c| c.is_some()).count();
     let mut panes = Vec::new();
     let mut followed = None;
@@ -264,11 +306,23 @@ pub fn constraints_body(app: &App, theme: &Theme, body: Rect) -> (Body, Option<u
         };
         let mut title = vec![Span::styled("Why ", theme.style(Role::Title))];
         if let Some(row) = row {
-            title.extend(text::untrusted_inline(&row.id, theme.style(Role::Title), theme));
+            title.extend(text::untrusted_inline(
+                &row.id,
+                theme.style(Role::Title),
+                theme,
+            ));
         }
         title.push(Span::styled(" · policy ⟷ summary ", theme.style(Role::Dim)));
         let scroll = detail.cscroll[CPane::Evidence.index()];
-        panes.push(pane(detail, CPane::Evidence, rect, title, lines, scroll, theme));
+        panes.push(pane(
+            detail,
+            CPane::Evidence,
+            rect,
+            title,
+            lines,
+            scroll,
+            theme,
+        ));
     }
     if let Some(rect) = summary {
         let (width, height) = inner(rect);
@@ -281,8 +335,19 @@ pub fn constraints_body(app: &App, theme: &Theme, body: Rect) -> (Body, Option<u
         } else {
             detail.cscroll[CPane::Summary.index()]
         };
-        let title = vec![Span::styled("Summary (untrusted) ", theme.style(Role::Title))];
-        panes.push(pane(detail, CPane::Summary, rect, title, lines, scroll, theme));
+        let title = vec![Span::styled(
+            "Summary (untrusted) ",
+            theme.style(Role::Title),
+        )];
+        panes.push(pane(
+            detail,
+            CPane::Summary,
+            rect,
+            title,
+            lines,
+            scroll,
+            theme,
+        ));
     }
     (Body::Panes { title, panes }, followed)
 }

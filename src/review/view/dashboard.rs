@@ -162,7 +162,11 @@ fn numbers(app: &App, d: &Dashboard, theme: &Theme, view: &mut DashboardView) {
         .iter()
         .take(usize::from(view.areas.reasons.height.saturating_sub(2)).max(1))
         .map(|(reason, n)| {
-            let label = if reason.is_empty() { "(no reason)" } else { reason };
+            let label = if reason.is_empty() {
+                "(no reason)"
+            } else {
+                reason
+            };
             (untrusted(label, theme), count(*n))
         })
         .collect();
@@ -176,19 +180,34 @@ fn numbers(app: &App, d: &Dashboard, theme: &Theme, view: &mut DashboardView) {
             )];
             spans.extend(text::untrusted_inline(&row.id.0, Style::default(), theme));
             spans.push(Span::raw(" "));
-            spans.extend(text::untrusted_inline(&row.task, theme.style(Role::Dim), theme));
+            spans.extend(text::untrusted_inline(
+                &row.task,
+                theme.style(Role::Dim),
+                theme,
+            ));
             spans.push(Span::raw(" "));
-            spans.extend(text::untrusted_inline(&row.main_reason, theme.style(Role::Dim), theme));
+            spans.extend(text::untrusted_inline(
+                &row.main_reason,
+                theme.style(Role::Dim),
+                theme,
+            ));
             Line::from(spans)
         })
         .collect();
     if view.waiting.is_empty() {
-        view.waiting.push(Line::styled("nothing is waiting", theme.style(Role::Ok)));
+        view.waiting
+            .push(Line::styled("nothing is waiting", theme.style(Role::Ok)));
     }
     view.reviewers = d
         .reviewers
         .iter()
-        .map(|r| (untrusted(&r.reviewer, theme), count(r.released), count(r.rejected)))
+        .map(|r| {
+            (
+                untrusted(&r.reviewer, theme),
+                count(r.released),
+                count(r.rejected),
+            )
+        })
         .collect();
 }
 

@@ -62,22 +62,41 @@ fn changed_first(before: &ItemDetail, after: &ItemDetail, theme: &Theme) -> Vec<
         let was = old.map_or("absent".to_owned(), |o| {
             format!("{} {}", o.status.word(), o.code.as_deref().unwrap_or(""))
         });
-        let now = format!("{} {}", check.status.word(), check.code.as_deref().unwrap_or(""));
+        let now = format!(
+            "{} {}",
+            check.status.word(),
+            check.code.as_deref().unwrap_or("")
+        );
         out.push(Line::from(vec![
             Span::styled("Δ check ", theme.style(Role::Warning)),
             Span::styled(check.check.word().to_owned(), theme.style(Role::Title)),
             Span::raw(format!(": {} → {}", was.trim_end(), now.trim_end())),
         ]));
     }
-    for (row, was) in after.constraints.iter().zip(changed_since(Some(before), after)) {
+    for (row, was) in after
+        .constraints
+        .iter()
+        .zip(changed_since(Some(before), after))
+    {
         let Some(was) = was else { continue };
         let mut spans = vec![Span::styled("Δ constraint ", theme.style(Role::Warning))];
-        spans.extend(text::untrusted_inline(&row.id, theme.style(Role::Title), theme));
-        spans.push(Span::raw(format!(": {} → {}", was.word(), row.status.word())));
+        spans.extend(text::untrusted_inline(
+            &row.id,
+            theme.style(Role::Title),
+            theme,
+        ));
+        spans.push(Span::raw(format!(
+            ": {} → {}",
+            was.word(),
+            row.status.word()
+        )));
         out.push(Line::from(spans));
     }
     if out.is_empty() {
-        out.push(Line::styled("no check and no constraint changed", theme.style(Role::Dim)));
+        out.push(Line::styled(
+            "no check and no constraint changed",
+            theme.style(Role::Dim),
+        ));
     }
     out.push(Line::default());
     out

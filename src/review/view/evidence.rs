@@ -16,15 +16,13 @@ use std::ops::Range;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::text::{self, Highlight};
+use super::columns::{diff_line, marked, pair, section, trusted, untrusted, Cell};
+use super::text;
 use crate::diff::{word_diff, word_diff_ignoring_case, DiffSegment};
 use crate::review::source::{
     ConstraintEvidence, ConstraintKind, ConstraintStatus, Sentence, TurnMatch,
 };
 use crate::review::theme::{Role, Theme};
-
-/// Narrower than this, the two sides stack instead of standing side by side.
-const SIDE_BY_SIDE: usize = 56;
 
 /// A status's glyph, word and role: colour is never the only signal.
 pub fn status_cell(status: &ConstraintStatus) -> (String, Role) {
@@ -38,99 +36,6 @@ pub fn status_cell(status: &ConstraintStatus) -> (String, Role) {
         ConstraintStatus::Other(_) => ("!", Role::Warning),
     };
     (format!("{glyph} {}", status.word()), role)
-}
-
-/// One side of a section: a heading and its lines (unwrapped).
-struct Cell {
-    heading: String,
-    lines: Vec<Line<'static>>,
-}
-
-impl Cell {
-    fn new(heading: impl Into<String>, lines: Vec<Line<'static>>) -> Cell {
-        Cell {
-            heading: heading.into(),
-            lines,
-        }
-    }
-}
-
-fn wrapped(cell: &Cell, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::styled(cell.heading.clone(), theme.style(Role::Title))];
-    lines.extend(cell.lines.iter().cloned());
-    text::wrap(lines, width)
-}
-
-/// Two cells side by side (stacked when the pane is narrow), then a blank line.
-fn pair(left: Cell, right: Cell, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    if width < SIDE_BY_SIDE {
-        out.extend(wrapped(&left, width, theme));
-        out.extend(wrapped(&right, width, theme));
-    } else {
-        let half = (width - 3) / 2;
-        let l = wrapped(&left, half, theme);
-        let r = wrapped(&right, width - 3 - half, theme);
-        for i in 0..l.len().max(r.len()) {
-            let mut line = text::pad(l.get(i).cloned().unwrap_or_default(), half);
-            line.spans
-                .push(Span::styled(" │ ", theme.style(Role::Dim)));
-            line.spans
-                .extend(r.get(i).cloned().unwrap_or_default().spans);
-            out.push(line);
-        }
-    }
-    out.push(Line::default());
-    out
-}
-
-/// A whole-width section: a heading and wrapped lines, then a blank line.
-fn section(heading: &str, lines: Vec<Line<'static>>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let mut out = wrapped(&Cell::new(heading, lines), width, theme);
-    out.push(Line::default());
-    out
-}
-
-fn untrusted(input: &str, base: Style, theme: &Theme) -> Line<'static> {
-    Line::from(text::untrusted_inline(input, base, theme))
-}
-
-fn trusted(input: &str, theme: &Theme, role: Role) -> Line<'static> {
-    // Policy text is trusted, but it still goes through the sanitizer: it is shown, not run.
-    Line::from(text::untrusted_inline(input, theme.style(role), theme))
-}
-
-/// A diff side as one line: `glyph` then runs, emphasised ones in `emph`.
-fn diff_line(glyph: &str, runs: &[DiffSegment], plain: Role, emph: Role, theme: &Theme) -> Line<'static> {
-    let mut spans = vec![Span::styled(format!("{glyph} "), theme.style(plain))];
-    for run in runs {
-        let role = if run.emphasised { emph } else { plain };
-        spans.extend(text::untrusted_inline(&run.text, theme.style(role), theme));
-    }
-    Line::from(spans)
-}
-
-/// `text` with `ranges` (byte ranges of it) in `role`.
-fn marked(input: &str, ranges: &[Range<usize>], role: Role, theme: &Theme) -> Line<'static> {
-    let highlights: Vec<Highlight> = ranges
-        .iter()
-        .map(|r| Highlight {
-            range: r.clone(),
-            style: theme.style(role),
-            replacement: None,
-        })
-        .collect();
-    let mut spans = Vec::new();
-    for (n, (line, _)) in text::untrusted(input, Style::default(), &highlights, theme)
-        .into_iter()
-        .enumerate()
-    {
-        if n > 0 {
-            spans.push(Span::styled("⏎", theme.style(Role::Badge)));
-        }
-        spans.extend(line.spans);
-    }
-    Line::from(spans)
 }
 
 fn sentence_lines(sentences: &[Sentence], theme: &Theme) -> Vec<Line<'static>> {
@@ -152,8 +57,15 @@ fn header(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let (status, role) = status_cell(&row.status);
-    let mut spans = vec![Span::styled(format!("{} ", row.kind.word()), theme.style(Role::Dim))];
-    spans.extend(text::untrusted_inline(&row.id, theme.style(Role::Title), theme));
+    let mut spans = vec![Span::styled(
+        format!("{} ", row.kind.word()),
+        theme.style(Role::Dim),
+    )];
+    spans.extend(text::untrusted_inline(
+        &row.id,
+        theme.style(Role::Title),
+        theme,
+    ));
     spans.push(Span::raw("  "));
     spans.push(Span::styled(status, theme.style(role)));
     if let Some(rule) = &row.rule_id {
@@ -162,12 +74,19 @@ fn header(
     }
     if let Some(ev) = &row.evidence_sha256 {
         let short: String = ev.chars().take(12).collect();
-        spans.push(Span::styled(format!("  evidence {short}"), theme.style(Role::Dim)));
+        spans.push(Span::styled(
+            format!("  evidence {short}"),
+            theme.style(Role::Dim),
+        ));
     }
     let mut out = vec![Line::from(spans)];
     if let Some(was) = changed {
         out.push(Line::styled(
-            format!("Δ changed by the rerun: was {}, now {}", was.word(), row.status.word()),
+            format!(
+                "Δ changed by the rerun: was {}, now {}",
+                was.word(),
+                row.status.word()
+            ),
             theme.style(Role::Warning),
         ));
     }
@@ -179,7 +98,10 @@ fn header(
 fn registered_head(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut left = Vec::new();
     if row.canonical_text.is_empty() {
-        left.push(Line::styled("not in the current policy", theme.style(Role::Warning)));
+        left.push(Line::styled(
+            "not in the current policy",
+            theme.style(Role::Warning),
+        ));
     } else {
         left.push(trusted(&row.canonical_text, theme, Role::Text));
     }
@@ -187,11 +109,18 @@ fn registered_head(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec
         left.push(trusted(&format!("predicate {p}"), theme, Role::Dim));
     }
     let right = match &row.claim {
-        None => vec![Line::styled("∅ no claim about it", theme.style(Role::Error))],
+        None => vec![Line::styled(
+            "∅ no claim about it",
+            theme.style(Role::Error),
+        )],
         Some(claim) => {
             let mut lines = vec![Line::from(vec![
                 Span::styled("status ", theme.style(Role::Dim)),
-                Span::raw(if claim.status.is_empty() { "(none)".to_owned() } else { claim.status.clone() }),
+                Span::raw(if claim.status.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    claim.status.clone()
+                }),
             ])];
             match (&row.canonical_predicate, claim.predicate.is_empty()) {
                 (_, true) => lines.push(Line::styled("no predicate", theme.style(Role::Dim))),
@@ -199,11 +128,23 @@ fn registered_head(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec
                     let d = word_diff(canonical, &claim.predicate);
                     if d.is_unchanged() {
                         lines.push(untrusted(&claim.predicate, Style::default(), theme));
-                        lines.push(Line::styled("= the canonical predicate", theme.style(Role::Ok)));
+                        lines.push(Line::styled(
+                            "= the canonical predicate",
+                            theme.style(Role::Ok),
+                        ));
                     } else {
-                        lines.push(diff_line("-", &d.old, Role::Removed, Role::RemovedEmph, theme));
+                        lines.push(diff_line(
+                            "-",
+                            &d.old,
+                            Role::Removed,
+                            Role::RemovedEmph,
+                            theme,
+                        ));
                         lines.push(diff_line("+", &d.new, Role::Added, Role::AddedEmph, theme));
-                        lines.push(Line::styled("≠ the canonical predicate", theme.style(Role::Warning)));
+                        lines.push(Line::styled(
+                            "≠ the canonical predicate",
+                            theme.style(Role::Warning),
+                        ));
                     }
                 }
                 (None, false) => lines.push(untrusted(&claim.predicate, Style::default(), theme)),
@@ -243,7 +184,10 @@ fn clause_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Lin
             ));
         }
         return pair(
-            Cell::new("policy: required clause", vec![trusted(clause, theme, Role::Text)]),
+            Cell::new(
+                "policy: required clause",
+                vec![trusted(clause, theme, Role::Text)],
+            ),
             Cell::new("summary: the sentence that states it", right),
             width,
             theme,
@@ -255,7 +199,13 @@ fn clause_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Lin
             pair(
                 Cell::new(
                     "policy: required clause (not in the summary)",
-                    vec![diff_line("-", &d.old, Role::Removed, Role::RemovedEmph, theme)],
+                    vec![diff_line(
+                        "-",
+                        &d.old,
+                        Role::Removed,
+                        Role::RemovedEmph,
+                        theme,
+                    )],
                 ),
                 Cell::new(
                     format!("summary: closest sentence ({}% alike)", closest.similarity),
@@ -270,7 +220,10 @@ fn clause_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Lin
                 "policy: required clause (not in the summary)",
                 vec![diff_line(
                     "-",
-                    &[DiffSegment { text: clause.clone(), emphasised: true }],
+                    &[DiffSegment {
+                        text: clause.clone(),
+                        emphasised: true,
+                    }],
                     Role::Removed,
                     Role::RemovedEmph,
                     theme,
@@ -278,7 +231,10 @@ fn clause_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Lin
             ),
             Cell::new(
                 "summary: closest sentence",
-                vec![Line::styled("no sentence of the summary is close to it", theme.style(Role::Dim))],
+                vec![Line::styled(
+                    "no sentence of the summary is close to it",
+                    theme.style(Role::Dim),
+                )],
             ),
             width,
             theme,
@@ -294,14 +250,18 @@ fn conflict_pair(
 ) -> Vec<Line<'static>> {
     let mut left = Vec::new();
     match (row.kind, clause) {
-        (ConstraintKind::Pinned, _) => left.push(Line::styled("forbidden pattern(s)", theme.style(Role::Dim))),
+        (ConstraintKind::Pinned, _) => {
+            left.push(Line::styled("forbidden pattern(s)", theme.style(Role::Dim)))
+        }
         (_, Some(clause)) => left.push(trusted(clause, theme, Role::Text)),
         (_, None) => left.push(Line::styled("(no required clause)", theme.style(Role::Dim))),
     }
     let mut right = Vec::new();
     // One sentence once, with every match in it marked, then the patterns that matched it.
-    let mut sentences: Vec<(Option<&Sentence>, Vec<&crate::review::source::ConflictMatch>)> =
-        Vec::new();
+    let mut sentences: Vec<(
+        Option<&Sentence>,
+        Vec<&crate::review::source::ConflictMatch>,
+    )> = Vec::new();
     for c in &row.conflicts {
         let at = sentences
             .iter()
@@ -333,10 +293,18 @@ fn conflict_pair(
         }
         for c in group {
             let mut pattern = vec![Span::styled("pattern ", theme.style(Role::Dim))];
-            pattern.extend(text::untrusted_inline(&c.pattern_id, theme.style(Role::Title), theme));
+            pattern.extend(text::untrusted_inline(
+                &c.pattern_id,
+                theme.style(Role::Title),
+                theme,
+            ));
             if !c.description.is_empty() {
                 pattern.push(Span::styled(": ", theme.style(Role::Dim)));
-                pattern.extend(text::untrusted_inline(&c.description, theme.style(Role::Dim), theme));
+                pattern.extend(text::untrusted_inline(
+                    &c.description,
+                    theme.style(Role::Dim),
+                    theme,
+                ));
             }
             if row.kind == ConstraintKind::Pinned {
                 left.push(Line::from(pattern));
@@ -366,18 +334,32 @@ fn pinned_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Lin
     let left = vec![
         untrusted(&p.injected, Style::default(), theme),
         Line::styled(
-            format!("{} bytes · sha256 {} · severity {}", p.injected.len(), short(&p.injected_sha256), p.severity),
+            format!(
+                "{} bytes · sha256 {} · severity {}",
+                p.injected.len(),
+                short(&p.injected_sha256),
+                p.severity
+            ),
             theme.style(Role::Dim),
         ),
     ];
     let right = match &p.manifest_sha256 {
-        None => vec![Line::styled("∅ not in the report's pinned manifest", theme.style(Role::Error))],
+        None => vec![Line::styled(
+            "∅ not in the report's pinned manifest",
+            theme.style(Role::Error),
+        )],
         Some(m) => vec![
             Line::styled(format!("text_sha256 {}", short(m)), theme.style(Role::Dim)),
             if p.identical() {
-                Line::styled("✓ the same bytes: carried byte for byte", theme.style(Role::Ok))
+                Line::styled(
+                    "✓ the same bytes: carried byte for byte",
+                    theme.style(Role::Ok),
+                )
             } else {
-                Line::styled("✗ differs from what the manifest digested", theme.style(Role::Error))
+                Line::styled(
+                    "✗ differs from what the manifest digested",
+                    theme.style(Role::Error),
+                )
             },
         ],
     };
@@ -391,12 +373,19 @@ fn pinned_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Lin
 
 fn turn_lines(turn: &TurnMatch, theme: &Theme) -> Vec<Line<'static>> {
     let mut head = vec![Span::styled("[user] ", theme.style(Role::Title))];
-    head.extend(text::untrusted_inline(&turn.message_id, theme.style(Role::Title), theme));
+    head.extend(text::untrusted_inline(
+        &turn.message_id,
+        theme.style(Role::Title),
+        theme,
+    ));
     head.push(Span::styled(
         format!("  {} shared word(s)", turn.shared),
         theme.style(Role::Dim),
     ));
-    let mut lines = vec![Line::from(head), marked(&turn.excerpt, &turn.matched, Role::Matched, theme)];
+    let mut lines = vec![
+        Line::from(head),
+        marked(&turn.excerpt, &turn.matched, Role::Matched, theme),
+    ];
     if !turn.refusals.is_empty() {
         lines.push(untrusted(
             &format!("refuses: {}", turn.refusals.join(", ")),
@@ -415,16 +404,31 @@ fn turn_lines(turn: &TurnMatch, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 fn authority_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let claim = row.claimed.as_ref().map_or(row.canonical_text.as_str(), |s| s.text.as_str());
+    let claim = row
+        .claimed
+        .as_ref()
+        .map_or(row.canonical_text.as_str(), |s| s.text.as_str());
     match row.user_turns.first() {
         Some(turn) => {
             let d = word_diff_ignoring_case(claim, &turn.excerpt);
             let mut right = vec![diff_line("+", &d.new, Role::Added, Role::AddedEmph, theme)];
             right.extend(turn_lines(turn, theme).into_iter().skip(2));
             pair(
-                Cell::new("summary: the claim", vec![diff_line("-", &d.old, Role::Removed, Role::RemovedEmph, theme)]),
                 Cell::new(
-                    format!("best-matching user turn {} (a guess by words)", turn.message_id),
+                    "summary: the claim",
+                    vec![diff_line(
+                        "-",
+                        &d.old,
+                        Role::Removed,
+                        Role::RemovedEmph,
+                        theme,
+                    )],
+                ),
+                Cell::new(
+                    format!(
+                        "best-matching user turn {} (a guess by words)",
+                        turn.message_id
+                    ),
                     right,
                 ),
                 width,
@@ -432,10 +436,16 @@ fn authority_pair(row: &ConstraintEvidence, width: usize, theme: &Theme) -> Vec<
             )
         }
         None => pair(
-            Cell::new("summary: the claim", vec![untrusted(claim, theme.style(Role::Authority), theme)]),
+            Cell::new(
+                "summary: the claim",
+                vec![untrusted(claim, theme.style(Role::Authority), theme)],
+            ),
             Cell::new(
                 "user turns",
-                vec![Line::styled("✗ no user turn supports this", theme.style(Role::Error))],
+                vec![Line::styled(
+                    "✗ no user turn supports this",
+                    theme.style(Role::Error),
+                )],
             ),
             width,
             theme,
@@ -477,9 +487,15 @@ pub fn evidence_lines(
     let show_turns = row.kind != ConstraintKind::Authority && row.status.failing();
     if show_turns {
         let lines = if row.user_turns.is_empty() {
-            vec![Line::styled("no user turn shares its words", theme.style(Role::Dim))]
+            vec![Line::styled(
+                "no user turn shares its words",
+                theme.style(Role::Dim),
+            )]
         } else {
-            row.user_turns.iter().flat_map(|t| turn_lines(t, theme)).collect()
+            row.user_turns
+                .iter()
+                .flat_map(|t| turn_lines(t, theme))
+                .collect()
         };
         out.extend(section(
             "where the user stated it (a guess: turns sharing its words)",

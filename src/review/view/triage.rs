@@ -29,7 +29,11 @@ fn lines(app: &App, row: &QueueRow, theme: &Theme) -> Vec<Line<'static>> {
     )];
     if !row.main_reason.is_empty() {
         head.push(Span::styled(" · ", theme.style(Role::Dim)));
-        head.extend(text::untrusted_inline(&row.main_reason, Style::default(), theme));
+        head.extend(text::untrusted_inline(
+            &row.main_reason,
+            Style::default(),
+            theme,
+        ));
     }
     let mut out = vec![Line::from(head)];
     let preview = match &app.queue.preview {
@@ -39,7 +43,11 @@ fn lines(app: &App, row: &QueueRow, theme: &Theme) -> Vec<Line<'static>> {
                 "✗ could not load the preview: ",
                 theme.style(Role::Error),
             )];
-            spans.extend(text::untrusted_inline(error, theme.style(Role::Error), theme));
+            spans.extend(text::untrusted_inline(
+                error,
+                theme.style(Role::Error),
+                theme,
+            ));
             out.push(Line::from(spans));
             return out;
         }
@@ -60,7 +68,11 @@ fn lines(app: &App, row: &QueueRow, theme: &Theme) -> Vec<Line<'static>> {
         )];
         spans.extend(text::untrusted_inline(&check.code, Style::default(), theme));
         spans.push(Span::styled(" — ", theme.style(Role::Dim)));
-        spans.extend(text::untrusted_inline(&check.detail, theme.style(Role::Dim), theme));
+        spans.extend(text::untrusted_inline(
+            &check.detail,
+            theme.style(Role::Dim),
+            theme,
+        ));
         out.push(Line::from(spans));
     }
     if !preview.constraints.is_empty() {
@@ -70,19 +82,32 @@ fn lines(app: &App, row: &QueueRow, theme: &Theme) -> Vec<Line<'static>> {
                 spans.push(Span::styled(" · ", theme.style(Role::Dim)));
             }
             let (word, role) = status_cell(status);
-            spans.push(Span::styled(format!("{} ", kind.word()), theme.style(Role::Dim)));
+            spans.push(Span::styled(
+                format!("{} ", kind.word()),
+                theme.style(Role::Dim),
+            ));
             spans.extend(text::untrusted_inline(id, Style::default(), theme));
             spans.push(Span::styled(format!(" {word}"), theme.style(role)));
         }
         out.push(Line::from(spans));
     }
-    out.push(Line::styled("── summary (untrusted) ──", theme.style(Role::Dim)));
+    out.push(Line::styled(
+        "── summary (untrusted) ──",
+        theme.style(Role::Dim),
+    ));
     for line in &preview.summary_head {
-        out.push(Line::from(text::untrusted_inline(line, Style::default(), theme)));
+        out.push(Line::from(text::untrusted_inline(
+            line,
+            Style::default(),
+            theme,
+        )));
     }
     if preview.more_lines > 0 {
         out.push(Line::styled(
-            format!("… {} more line(s): enter opens the item", preview.more_lines),
+            format!(
+                "… {} more line(s): enter opens the item",
+                preview.more_lines
+            ),
             theme.style(Role::Dim),
         ));
     }
@@ -95,9 +120,17 @@ pub fn preview_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
     let mut title = vec![Span::styled(" Preview ", theme.style(Role::Title))];
     let body = match row {
         Some(row) => {
-            title.extend(text::untrusted_inline(&row.id.0, theme.style(Role::Title), theme));
+            title.extend(text::untrusted_inline(
+                &row.id.0,
+                theme.style(Role::Title),
+                theme,
+            ));
             title.push(Span::styled(
-                format!(" · {} open · {} constraints ", app.keymap.label(crate::review::action::Action::Open), app.keymap.label(crate::review::action::Action::Constraints)),
+                format!(
+                    " · {} open · {} constraints ",
+                    app.keymap.label(crate::review::action::Action::Open),
+                    app.keymap.label(crate::review::action::Action::Constraints)
+                ),
                 theme.style(Role::Dim),
             ));
             lines(app, row, theme)

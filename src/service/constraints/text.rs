@@ -14,14 +14,96 @@ use crate::engine::pytext;
 
 /// Words that say nothing about which constraint a sentence is about.
 const STOPWORDS: &[&str] = &[
-    "the", "and", "for", "with", "this", "that", "then", "now", "also", "please", "them", "its",
-    "our", "your", "all", "any", "not", "never", "without", "from", "into", "onto", "only",
-    "when", "where", "what", "which", "there", "their", "they", "are", "was", "were", "has",
-    "have", "had", "been", "being", "will", "would", "should", "could", "can", "may", "must",
-    "you", "yours", "mine", "his", "her", "but", "nor", "yet", "too", "very", "just", "than",
-    "user", "users", "explicit", "explicitly", "don", "doesn", "didn", "isn", "aren", "won",
-    "let", "get", "got", "out", "over", "under", "about", "again", "still", "each", "every",
-    "other", "some", "such", "own", "same", "who", "whom", "why", "how", "here", "once", "off",
+    "the",
+    "and",
+    "for",
+    "with",
+    "this",
+    "that",
+    "then",
+    "now",
+    "also",
+    "please",
+    "them",
+    "its",
+    "our",
+    "your",
+    "all",
+    "any",
+    "not",
+    "never",
+    "without",
+    "from",
+    "into",
+    "onto",
+    "only",
+    "when",
+    "where",
+    "what",
+    "which",
+    "there",
+    "their",
+    "they",
+    "are",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "been",
+    "being",
+    "will",
+    "would",
+    "should",
+    "could",
+    "can",
+    "may",
+    "must",
+    "you",
+    "yours",
+    "mine",
+    "his",
+    "her",
+    "but",
+    "nor",
+    "yet",
+    "too",
+    "very",
+    "just",
+    "than",
+    "user",
+    "users",
+    "explicit",
+    "explicitly",
+    "don",
+    "doesn",
+    "didn",
+    "isn",
+    "aren",
+    "won",
+    "let",
+    "get",
+    "got",
+    "out",
+    "over",
+    "under",
+    "about",
+    "again",
+    "still",
+    "each",
+    "every",
+    "other",
+    "some",
+    "such",
+    "own",
+    "same",
+    "who",
+    "whom",
+    "why",
+    "how",
+    "here",
+    "once",
+    "off",
 ];
 
 /// The sentences of `text`: runs ending at a newline, or at `.`, `!` or `?` followed by
@@ -65,7 +147,10 @@ fn push_trimmed(text: &str, range: Range<usize>, out: &mut Vec<Range<usize>>) {
 /// its final `.`.
 pub fn clause_form(text: &str) -> String {
     let folded = pytext::casefold(&pytext::collapse_whitespace(text));
-    folded.trim_end_matches(['.', '!', '?']).trim_end().to_owned()
+    folded
+        .trim_end_matches(['.', '!', '?'])
+        .trim_end()
+        .to_owned()
 }
 
 /// How alike two sentences are, word by word, from 0 to 100: twice the words of their
@@ -115,7 +200,9 @@ pub fn words(text: &str, extra_stopwords: &[String]) -> Vec<(String, Range<usize
         let lower = word.to_lowercase();
         if lower.chars().count() < 3
             || STOPWORDS.contains(&lower.as_str())
-            || extra_stopwords.iter().any(|s| s.eq_ignore_ascii_case(&lower))
+            || extra_stopwords
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(&lower))
         {
             return;
         }
@@ -180,7 +267,7 @@ pub fn has_phrase(text: &str, phrase: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn cut<'a>(text: &'a str) -> Vec<&'a str> {
+    fn cut(text: &str) -> Vec<&str> {
         sentences(text)
             .into_iter()
             .map(|r| text.get(r).unwrap_or_default())
@@ -191,7 +278,12 @@ mod tests {
     fn sentences_end_at_stops_and_newlines_but_not_inside_paths() {
         assert_eq!(
             cut("Read file src/main.rs.\nTests pass!  Next: v4.18 ships. Done"),
-            ["Read file src/main.rs.", "Tests pass!", "Next: v4.18 ships.", "Done"]
+            [
+                "Read file src/main.rs.",
+                "Tests pass!",
+                "Next: v4.18 ships.",
+                "Done"
+            ]
         );
         assert!(cut("  \n \n").is_empty());
         assert_eq!(cut("é. ü"), ["é.", "ü"]);
@@ -210,12 +302,18 @@ mod tests {
     #[test]
     fn similarity_compares_clause_forms() {
         assert_eq!(similarity("Do not push.", "do not  PUSH"), 100);
-        assert_eq!(similarity("do not push or deploy", "do not delete files"), 44);
+        assert_eq!(
+            similarity("do not push or deploy", "do not delete files"),
+            44
+        );
         assert_eq!(similarity("", ""), 100);
         let clause = "do not run destructive database operations without user confirmation";
         assert!(
             similarity(clause, "Waiting for user confirmation before deleting.")
-                > similarity(clause, "Next step is to ask the user about shipments_archive."),
+                > similarity(
+                    clause,
+                    "Next step is to ask the user about shipments_archive."
+                ),
             "spaces do not count as shared words"
         );
     }
