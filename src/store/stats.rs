@@ -7,8 +7,9 @@
 //! the counts and the new mark describe the same snapshot; [`StatsDelta::total`] lets the
 //! caller check its running totals against the store and start over when they disagree
 //! (a writer that committed an older timestamp late, a store rewritten underneath).
-//! Compactions are ordered by `(created_at, id)` (the queue's index); decisions and reports
-//! by their ids, which only grow.
+//! Compactions are ordered by `(created_at, id)` (the queue's index), decisions by their ids,
+//! which only grow; reruns are counted (reports beyond each compaction's first), so no read
+//! here touches a report's text.
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection};
@@ -23,8 +24,8 @@ pub struct StatsMark {
     pub compaction: Option<(String, String)>,
     /// The newest decision counted (0: none).
     pub decision_id: i64,
-    /// The newest report seen (0: none).
-    pub report_id: i64,
+    /// Reports beyond each compaction's first (the reruns that changed a report) when read.
+    pub reruns: u64,
 }
 
 /// Compactions recorded on one day (`YYYY-MM-DD`, UTC).
@@ -58,7 +59,7 @@ pub struct StatsDelta {
     pub quarantined_reasons: Vec<(String, u64)>,
     /// Compactions decided after the mark, by their main reason.
     pub decided_reasons: Vec<(String, u64)>,
-    /// Whether a rerun stored a new report after the mark (main reasons may have changed,
+    /// Whether a rerun stored a new report since the mark (main reasons may have changed,
     /// so running reason counts must be read again with [`Store::quarantine_reasons`]).
     pub reran: bool,
     /// Compactions in the store.
@@ -155,26 +156,20 @@ fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> 
         "counting new decisions by reason",
     )?;
     let err = StoreError::sql("reading the newest rows");
-    let one = |sql: &str, value: i64| -> Result<i64, StoreError> {
+    let count = |sql: &str| -> Result<u64, StoreError> {
         conn.prepare_cached(sql)
-            .and_then(|mut st| st.query_row([value], |r| r.get(0)))
+            .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as u64)
             .map_err(err)
     };
-    let reran = one(
-        "SELECT EXISTS (SELECT 1 FROM reports r WHERE r.id > ?1 AND EXISTS (
-             SELECT 1 FROM reports p WHERE p.compaction_id = r.compaction_id AND p.id < r.id))",
-        mark.report_id,
-    )? != 0;
-    let decision_id = one(
-        "SELECT COALESCE(MAX(id), ?1) FROM decisions",
-        mark.decision_id,
-    )?;
-    let report_id = one("SELECT COALESCE(MAX(id), ?1) FROM reports", mark.report_id)?;
-    let total = conn
-        .prepare_cached("SELECT COUNT(*) FROM compactions")
-        .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
-        .map_err(err)?
-        .max(0) as u64;
+    let decision_id = conn
+        .prepare_cached("SELECT COALESCE(MAX(id), ?1) FROM decisions")
+        .and_then(|mut st| st.query_row([mark.decision_id], |r| r.get(0)))
+        .map_err(err)?;
+    // Every compaction has one first report; each report beyond it is a changed rerun. Both
+    // counts read an index, never the reports' text.
+    let total = count("SELECT COUNT(*) FROM compactions")?;
+    let reruns = count("SELECT COUNT(*) FROM reports")?.saturating_sub(total);
     let newest: Option<(String, String)> = conn
         .prepare_cached(
             "SELECT created_at, id FROM compactions ORDER BY created_at DESC, id DESC LIMIT 1",
@@ -188,13 +183,13 @@ fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> 
         mark: StatsMark {
             compaction: newest.or_else(|| mark.compaction.clone()),
             decision_id,
-            report_id,
+            reruns,
         },
         days,
         decisions,
         quarantined_reasons,
         decided_reasons,
-        reran,
+        reran: reruns != mark.reruns,
         total,
     })
 }

@@ -317,7 +317,7 @@ fn measure(db: &Path) {
         "| open store + policy (scanner compiles in the background) | 1 | {opened:.1?} | - | - |"
     );
     println!(
-        "| first frame (from open, queue loaded and drawn) | 1 | {first:.1?} | - | ≤ 300 ms |"
+        "| first frame, headless (open to every start-up answer drawn: the page, its counts by reason, the first row's preview, which waits for the scanner to compile) | 1 | {first:.1?} | - | - |"
     );
     for s in &kinds {
         println!(
@@ -370,8 +370,13 @@ mod slow_jobs {
     fn item_shown(s: &str) -> bool {
         s.contains("not passing)") || s.contains(" rows · ")
     }
-    /// Queue rows one page key moves at 160 × 48 (visible rows less one).
-    const PAGE: usize = 48 - 6 - 1;
+    /// Queue rows one page key moves at 160 × 48: the table's visible rows (above the
+    /// preview, below its borders and column titles) less one.
+    fn page() -> usize {
+        let body = cq::review::view::screen_layout(ratatui::layout::Rect::new(0, 0, 160, 48)).body;
+        let (table, _) = cq::review::view::queue_areas(body);
+        usize::from(table.height).saturating_sub(3 + 1)
+    }
     const TAGGED: usize = 100;
 
     fn samples(what: &'static str) -> Samples {
@@ -408,7 +413,7 @@ mod slow_jobs {
 
     /// Page down from `selected` (0-based): returns the new selection and the answered text.
     fn page_down(ui: &Live, total: usize, selected: &mut usize, into: &mut Samples) -> String {
-        *selected = (*selected + PAGE).min(total - 1);
+        *selected = (*selected + page()).min(total - 1);
         let title = format!("Queue {} of {total} ", *selected + 1);
         let shown = |s: &str| s.contains(&title);
         let done = |s: &str| s.contains(&title) && !s.contains("loading");

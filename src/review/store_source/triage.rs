@@ -146,7 +146,8 @@ impl Tally {
                 }
             }
         }
-        if delta.reran {
+        // A first read counts from scratch, so only a later one can hold stale reasons.
+        if delta.reran && self.mark != StatsMark::default() {
             self.reasons = store
                 .quarantine_reasons()?
                 .into_iter()

@@ -29,6 +29,8 @@ pub(super) struct Context<'a> {
     authority: Option<&'a CheckResult>,
     /// Required clause forms, by predicate.
     clause_forms: BTreeMap<&'a str, String>,
+    /// Each user turn's position and the distinct stems of its words.
+    user_stems: Vec<(usize, BTreeSet<String>)>,
 }
 
 fn check<'a>(report: &'a Report, name: &str) -> Option<&'a CheckResult> {
@@ -53,6 +55,13 @@ impl<'a> Context<'a> {
                 .required
                 .iter()
                 .map(|r| (r.predicate.as_str(), clause_form(&r.clause)))
+                .collect(),
+            user_stems: input
+                .sources
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.role == "user")
+                .map(|(i, m)| (i, text::stems(&m.content, &policy.authority.stopwords)))
                 .collect(),
         }
     }
@@ -321,17 +330,22 @@ impl<'a> Context<'a> {
         if wanted.is_empty() {
             return Vec::new();
         }
-        let mut found: Vec<TurnMatch> = self
-            .input
-            .sources
+        // Turns are tokenized once per compaction; only the best few get an excerpt.
+        let mut scored: Vec<(usize, usize)> = self
+            .user_stems
             .iter()
-            .enumerate()
-            .filter(|(_, m)| m.role == "user")
-            .filter_map(|(index, m)| self.turn_match(index, m, &wanted))
+            .map(|(index, stems)| (*index, stems.intersection(&wanted).count()))
+            .filter(|(_, shared)| *shared > 0)
             .collect();
-        found.sort_by_key(|t| (std::cmp::Reverse(t.shared), t.index));
-        found.truncate(limit);
-        found
+        scored.sort_by_key(|(index, shared)| (std::cmp::Reverse(*shared), *index));
+        scored
+            .into_iter()
+            .take(limit)
+            .filter_map(|(index, _)| {
+                let message = self.input.sources.get(index)?;
+                self.turn_match(index, message, &wanted)
+            })
+            .collect()
     }
 
     fn turn_match(
