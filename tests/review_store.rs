@@ -471,3 +471,39 @@ fn the_preview_masks_secrets_and_lists_failing_checks() {
         .unwrap();
     assert_eq!(counts, vec![("schema".to_owned(), 1)]);
 }
+
+#[test]
+fn severity_pages_read_class_by_class_match_the_stores_severity_order() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let store = Store::open(&fx.db, Mode::ReadOnly).unwrap();
+    let filter = cq::store::ListFilter::default();
+    for limit in 1..=6 {
+        for offset in 0..=6 {
+            let ours: Vec<String> = src
+                .queue_page(&Filter::default(), Sort::Severity, offset, limit)
+                .unwrap()
+                .rows
+                .into_iter()
+                .map(|r| r.id.0)
+                .collect();
+            let theirs: Vec<String> = store
+                .list(
+                    &filter,
+                    cq::store::SortKey::Severity,
+                    offset as u64,
+                    limit as u64,
+                )
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect();
+            assert_eq!(ours, theirs, "offset {offset}, limit {limit}");
+        }
+    }
+    // With a filter too.
+    let q = Filter::parse("!status:accepted").unwrap();
+    let page = src.queue_page(&q, Sort::Severity, 1, 5).unwrap();
+    assert_eq!(page.rows.len(), 2);
+    assert!(page.rows.iter().all(|r| r.status != Status::Accepted));
+}

@@ -132,9 +132,13 @@ impl App {
         match overlay {
             Overlay::Filter(input) => {
                 match key.code {
-                    KeyCode::Esc => self.overlay = None,
+                    KeyCode::Esc => {
+                        self.overlay = None;
+                        return Some(self.reasons_if_stale());
+                    }
                     KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                         self.overlay = None;
+                        return Some(self.reasons_if_stale());
                     }
                     KeyCode::Enter => {
                         let text = input.text.clone();

@@ -37,6 +37,8 @@ pub struct QueueState {
     pub reasons: Vec<(String, usize)>,
     /// Generation of the reason counts awaited.
     pub reasons_loading: Option<u64>,
+    /// The filter the reason counts were asked for.
+    pub reasons_for: Option<Filter>,
     /// A `n` (true) or `N` jump waiting for the next page to go on.
     pub jump: Option<bool>,
 }
@@ -112,14 +114,15 @@ impl App {
                     self.queue.filter = filter;
                     self.queue.selected = 0;
                     let mut effects = self.reload_queue();
-                    effects.extend(self.reload_reasons());
+                    effects.extend(self.reasons_if_stale());
                     return effects;
                 }
-                Vec::new()
+                self.reasons_if_stale()
             }
             Err(e) => {
                 self.error(e.to_string());
-                Vec::new()
+                // The filter typed live before the error still holds: count it.
+                self.reasons_if_stale()
             }
         }
     }

@@ -4,7 +4,8 @@
 //! Everything here is read from the fast lane and shown when it arrives: a preview is asked
 //! for whenever the queue's selection lands on a loaded row it has no preview of (newest wins,
 //! so holding `j` asks for one preview, not one per row); reason counts when the filter
-//! changes and after writes, not on every page; the dashboard each time it is opened (the
+//! changes (once the filter line closes, not per typed key) and after writes, not on every
+//! page; the dashboard each time it is opened (the
 //! source keeps running totals, so reopening costs little) with the last numbers kept on
 //! screen while new ones load. A jump past the loaded page moves there, waits for the page and
 //! goes on from its first row.
@@ -111,10 +112,22 @@ impl App {
     pub(crate) fn reload_reasons(&mut self) -> Vec<Effect> {
         let generation = self.generation();
         self.queue.reasons_loading = Some(generation);
+        self.queue.reasons_for = Some(self.queue.filter.clone());
         vec![Effect::Request(Request::Reasons {
             generation,
             filter: self.queue.filter.clone(),
         })]
+    }
+
+    /// The counts by reason when the filter changed since they were asked for, except while
+    /// a filter is being typed (each key would scan the queue again): they follow when the
+    /// filter line closes.
+    pub(crate) fn reasons_if_stale(&mut self) -> Vec<Effect> {
+        let typing = matches!(self.overlay, Some(super::Overlay::Filter(_)));
+        if typing || self.queue.reasons_for.as_ref() == Some(&self.queue.filter) {
+            return Vec::new();
+        }
+        self.reload_reasons()
     }
 
     pub(crate) fn on_reasons(

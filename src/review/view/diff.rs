@@ -67,11 +67,16 @@ fn changed_first(before: &ItemDetail, after: &ItemDetail, theme: &Theme) -> Vec<
             check.status.word(),
             check.code.as_deref().unwrap_or("")
         );
-        out.push(Line::from(vec![
+        let mut spans = vec![
             Span::styled("Δ check ", theme.style(Role::Warning)),
             Span::styled(check.check.word().to_owned(), theme.style(Role::Title)),
-            Span::raw(format!(": {} → {}", was.trim_end(), now.trim_end())),
-        ]));
+        ];
+        spans.extend(text::untrusted_inline(
+            &format!(": {} → {}", was.trim_end(), now.trim_end()),
+            Style::default(),
+            theme,
+        ));
+        out.push(Line::from(spans));
     }
     for (row, was) in after
         .constraints
@@ -85,11 +90,11 @@ fn changed_first(before: &ItemDetail, after: &ItemDetail, theme: &Theme) -> Vec<
             theme.style(Role::Title),
             theme,
         ));
-        spans.push(Span::raw(format!(
-            ": {} → {}",
-            was.word(),
-            row.status.word()
-        )));
+        spans.extend(text::untrusted_inline(
+            &format!(": {} → {}", was.word(), row.status.word()),
+            Style::default(),
+            theme,
+        ));
         out.push(Line::from(spans));
     }
     if out.is_empty() {

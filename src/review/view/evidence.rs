@@ -35,7 +35,16 @@ pub fn status_cell(status: &ConstraintStatus) -> (String, Role) {
         ConstraintStatus::NotChecked => ("·", Role::Dim),
         ConstraintStatus::Other(_) => ("!", Role::Warning),
     };
-    (format!("{glyph} {}", status.word()), role)
+    // A word the report used that this reviewer does not know is still report text: it goes
+    // through the sanitizer like every other.
+    let word: String = match status {
+        ConstraintStatus::Other(w) => text::untrusted_inline(w, Style::default(), &Theme::plain())
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect(),
+        known => known.word().to_owned(),
+    };
+    (format!("{glyph} {word}"), role)
 }
 
 fn sentence_lines(sentences: &[Sentence], theme: &Theme) -> Vec<Line<'static>> {
@@ -81,14 +90,15 @@ fn header(
     }
     let mut out = vec![Line::from(spans)];
     if let Some(was) = changed {
-        out.push(Line::styled(
-            format!(
+        out.push(Line::from(text::untrusted_inline(
+            &format!(
                 "Δ changed by the rerun: was {}, now {}",
                 was.word(),
                 row.status.word()
             ),
             theme.style(Role::Warning),
-        ));
+            theme,
+        )));
     }
     out.push(Line::default());
     text::wrap(out, width)
