@@ -412,12 +412,7 @@ fn unsupported_summary(d: &mut Draft) -> (Outcome, &'static str, String) {
         Some("consistency.unsupported"),
         "2 constraints UNSUPPORTED",
     );
-    d.checks[4] = check(
-        Pinned,
-        NotRun,
-        None,
-        "not run: schema of claims incomplete",
-    );
+    d.checks[4] = check(Pinned, NotRun, None, "not run: schema of claims incomplete");
     (
         Outcome::InsufficientData,
         "consistency.unsupported",
