@@ -211,13 +211,19 @@ pub struct ScanArgs {
 /// Where the store is, and which key it must be signed with.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// The store file (default: the user's data directory; also CQ_STORE).
-    #[arg(long, value_name = "DB", env = "CQ_STORE")]
+    /// The store: a SQLite file, or a PostgreSQL URL `postgres://USER@HOST/DB` (default: the
+    /// user's data directory; also CQ_STORE).
+    #[arg(long, value_name = "DB|URL", env = "CQ_STORE", hide_env_values = true)]
     pub store: Option<PathBuf>,
     /// The store's public key, trusted from outside the store file (the content of its `.pub`
     /// file; also CQ_STORE_KEY). Without it the key file or `.pub` beside the store is used.
     #[arg(long, value_name = "PUBKEY")]
     pub store_key: Option<String>,
+    /// The store's signing key file, which every host that writes to the store holds (also
+    /// CQ_STORE_SIGNING_KEY; default: `<store>.key`, or for a URL
+    /// `cq/store-keys/<database>.key` in the config directory).
+    #[arg(long, value_name = "FILE")]
+    pub store_signing_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

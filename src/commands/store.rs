@@ -1,5 +1,5 @@
-//! Opening the store a command names: `--store DB`, else `CQ_STORE`, else the user's default
-//! store, with the path in every error.
+//! Opening the store a command names: `--store DB|URL`, else `CQ_STORE`, else the user's
+//! default store, with the location in every error (a URL's password masked).
 
 use std::path::PathBuf;
 
@@ -22,7 +22,8 @@ pub fn open(args: &StoreArgs, mode: Mode) -> anyhow::Result<Store> {
     let options = OpenOptions {
         mode,
         store_key: args.store_key.clone(),
+        signing_key: args.store_signing_key.clone(),
     };
     Store::open_with(&path, &options)
-        .with_context(|| format!("while opening the store \"{}\"", path.display()))
+        .with_context(|| format!("while opening the store \"{}\"", store::shown(&path)))
 }
