@@ -14,6 +14,7 @@
 
 mod agents;
 mod audit_rows;
+mod copy;
 mod decide;
 mod filter;
 mod identity;
@@ -45,6 +46,7 @@ pub use sql::{Dialect, SqlError};
 pub use verified::{VerifiedCompaction, VerifiedDecision};
 
 pub use crate::audit::authority::Role;
+pub use copy::{copy, Copied};
 pub use decide::{Action, DecisionError, DecisionOutcome, DecisionRequest, ReviewRules};
 pub use filter::{ListFilter, ListTerm, SortKey, TermField};
 pub use query::{
@@ -108,6 +110,8 @@ pub enum StoreError {
     Untrusted { path: PathBuf, why: String },
     #[error("the store's write-ahead log \"{}\" holds writes that a read-only directory cannot merge: copy the store with its -wal and -shm files to a writable place and open the copy", .0.display())]
     UnmergedWal(PathBuf),
+    #[error("the store \"{}\" is not empty: copy into a new file or an empty database (or schema)", .0.display())]
+    TargetNotEmpty(PathBuf),
     #[error("no data directory for this user: pass --store PATH or set CQ_STORE")]
     NoDataDir,
     #[error(transparent)]
@@ -190,6 +194,19 @@ pub(crate) enum Db {
 }
 
 impl Db {
+    /// Connects to the database at `location` (without reading or creating the store in it).
+    fn connect(location: &Location, mode: Mode, files: &KeyFiles) -> Result<Db, StoreError> {
+        Ok(match (location, mode) {
+            (Location::File(file), Mode::ReadWrite) => {
+                Db::Sqlite(sqlite::open_read_write(file, &files.key)?)
+            }
+            (Location::File(file), Mode::ReadOnly) => Db::Sqlite(sqlite::open_read_only(file)?),
+            (Location::Postgres(url), mode) => {
+                Db::Postgres(postgres::connect(url, mode == Mode::ReadOnly)?)
+            }
+        })
+    }
+
     fn conn(&self) -> &dyn Conn {
         match self {
             Db::Sqlite(c) => c,
@@ -258,15 +275,7 @@ impl Store {
         let shown = location.shown_path();
         let files = signing_key_files(&location, options.signing_key.as_deref())?;
         let given = options.store_key.as_deref();
-        let db = match (&location, options.mode) {
-            (Location::File(file), Mode::ReadWrite) => {
-                Db::Sqlite(sqlite::open_read_write(file, &files.key)?)
-            }
-            (Location::File(file), Mode::ReadOnly) => Db::Sqlite(sqlite::open_read_only(file)?),
-            (Location::Postgres(url), mode) => {
-                Db::Postgres(postgres::connect(url, mode == Mode::ReadOnly)?)
-            }
-        };
+        let db = Db::connect(&location, options.mode, &files)?;
         let conn = db.conn();
         let (identity, key) = match options.mode {
             Mode::ReadWrite => {

@@ -1,7 +1,12 @@
 //! Shared fixtures for the store and audit tests: realistic requests and reports as canonical
-//! JSON, a store with registered reviewers, and the review rules of the default policy.
+//! JSON, a store with registered reviewers, the review rules of the default policy, and the
+//! two backends every store suite runs on ([`backend`]).
 
 #![allow(dead_code, clippy::unwrap_used)]
+
+#[path = "backend.rs"]
+pub mod backend;
+pub use backend::*;
 
 use std::path::Path;
 
