@@ -218,18 +218,19 @@ pub fn copy(from: &Store, to: &Path, options: &OpenOptions) -> Result<Copied, St
         }
         Ok::<_, StoreError>(rows)
     })?;
-    tx.commit().map_err(StoreError::sql("committing the copy"))?;
+    tx.commit()
+        .map_err(StoreError::sql("committing the copy"))?;
     let source_key = &from.key_files().key;
     let key_copied = if !files.key.exists() && source_key.exists() {
         let key = NamedKey::load(source_key)?;
         key.save_new(&files.key)?;
-        std::fs::write(&files.public, format!("{}\n", key.verifier_text())).map_err(
-            |source| StoreError::Io {
+        std::fs::write(&files.public, format!("{}\n", key.verifier_text())).map_err(|source| {
+            StoreError::Io {
                 context: "writing the store's public key",
                 path: files.public.clone(),
                 source,
-            },
-        )?;
+            }
+        })?;
         true
     } else {
         files.key.exists()
@@ -250,10 +251,7 @@ fn copy_table(
     order: &str,
 ) -> Result<u64, StoreError> {
     let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
-    let sql = format!(
-        "SELECT {} FROM {table} ORDER BY {order}",
-        names.join(", ")
-    );
+    let sql = format!("SELECT {} FROM {table} ORDER BY {order}", names.join(", "));
     let mut buffer: Vec<Value> = Vec::with_capacity(ROWS_PER_FLUSH * columns.len());
     let mut copied = 0u64;
     let flush = |buffer: &mut Vec<Value>| -> Result<(), SqlError> {

@@ -57,6 +57,8 @@ pub struct TestStore {
     pub location: PathBuf,
     /// The PostgreSQL schema, dropped with the store.
     schema: Option<String>,
+    /// Whether the read-only role was granted what the schema holds.
+    granted: std::cell::Cell<bool>,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -70,6 +72,7 @@ impl TestStore {
             dir,
             location,
             schema: None,
+            granted: Default::default(),
         }
     }
 
@@ -95,6 +98,7 @@ impl TestStore {
             dir: tempfile::tempdir().unwrap(),
             location: PathBuf::from(with_params(&base, &[search_path(&schema)])),
             schema: Some(schema),
+            granted: Default::default(),
         })
     }
 
@@ -151,6 +155,12 @@ impl TestStore {
         let Some(schema) = &self.schema else {
             return self.location.clone();
         };
+        let url = self.location.to_str().unwrap();
+        let reader = PathBuf::from(with_params(url, &[format!("user={READER_ROLE}")]));
+        if self.granted.get() {
+            return reader;
+        }
+        self.granted.set(true);
         let mut admin = self.admin();
         admin
             .batch_execute(&format!(
@@ -159,8 +169,59 @@ impl TestStore {
                  GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {READER_ROLE};"
             ))
             .unwrap();
-        let url = self.location.to_str().unwrap();
-        PathBuf::from(with_params(url, &[format!("user={READER_ROLE}")]))
+        reader
+    }
+
+    /// Sets the schema version the store records (to fake an older or newer store).
+    pub fn set_version(&self, version: i64) {
+        match self.kind {
+            Kind::Sqlite => self.raw().batch(&format!("PRAGMA user_version = {version}")),
+            Kind::Postgres => self
+                .raw()
+                .batch(&format!("UPDATE schema_version SET version = {version}")),
+        }
+    }
+
+    /// The schema version the store records.
+    pub fn version(&self) -> i64 {
+        match self.kind {
+            Kind::Sqlite => self.raw().int("PRAGMA user_version", &[]),
+            Kind::Postgres => self.raw().int("SELECT version FROM schema_version", &[]),
+        }
+    }
+
+    /// Every table, column, index and constraint, as comparable lines.
+    pub fn schema(&self) -> Vec<String> {
+        let mut raw = self.raw();
+        let mut lines = match self.kind {
+            Kind::Sqlite => raw.strings(
+                "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master",
+                &[],
+            ),
+            Kind::Postgres => {
+                let mut lines = raw.strings(
+                    "SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type
+                         || ' ' || is_nullable || ' ' || COALESCE(column_default, '')
+                         || ' ' || COALESCE(collation_name, '')
+                     FROM information_schema.columns WHERE table_schema = current_schema()",
+                    &[],
+                );
+                lines.extend(raw.strings(
+                    "SELECT 'index ' || replace(indexdef, current_schema() || '.', '') FROM pg_indexes
+                     WHERE schemaname = current_schema()",
+                    &[],
+                ));
+                lines.extend(raw.strings(
+                    "SELECT 'constraint ' || conrelid::regclass::text || ' '
+                         || pg_get_constraintdef(oid)
+                     FROM pg_constraint WHERE connamespace = current_schema()::regnamespace",
+                    &[],
+                ));
+                lines
+            }
+        };
+        lines.sort();
+        lines
     }
 
     fn admin(&self) -> postgres::Client {
@@ -415,28 +476,34 @@ impl Raw {
 
     /// Every row, each column as a [`V`].
     pub fn query(&mut self, sql: &str, params: &[V]) -> Vec<Vec<V>> {
-        match self {
+        self.try_query(sql, params).unwrap()
+    }
+
+    /// Every row, or the database's refusal.
+    pub fn try_query(&mut self, sql: &str, params: &[V]) -> Result<Vec<Vec<V>>, String> {
+        Ok(match self {
             Raw::Sqlite(c) => {
-                let mut st = c.prepare(sql).unwrap();
+                let mut st = c.prepare(sql).map_err(|e| e.to_string())?;
                 let n = st.column_count();
-                st.query_map(rusqlite::params_from_iter(params), |r| {
-                    (0..n)
-                        .map(|i| {
-                            Ok(match r.get_ref(i)? {
-                                rusqlite::types::ValueRef::Integer(v) => V::I(v),
-                                rusqlite::types::ValueRef::Text(t) => {
-                                    V::T(String::from_utf8_lossy(t).into_owned())
-                                }
-                                rusqlite::types::ValueRef::Blob(b) => V::B(b.to_vec()),
-                                rusqlite::types::ValueRef::Null => V::Null,
-                                rusqlite::types::ValueRef::Real(f) => V::T(f.to_string()),
+                let rows: Result<Vec<Vec<V>>, _> = st
+                    .query_map(rusqlite::params_from_iter(params), |r| {
+                        (0..n)
+                            .map(|i| {
+                                Ok(match r.get_ref(i)? {
+                                    rusqlite::types::ValueRef::Integer(v) => V::I(v),
+                                    rusqlite::types::ValueRef::Text(t) => {
+                                        V::T(String::from_utf8_lossy(t).into_owned())
+                                    }
+                                    rusqlite::types::ValueRef::Blob(b) => V::B(b.to_vec()),
+                                    rusqlite::types::ValueRef::Null => V::Null,
+                                    rusqlite::types::ValueRef::Real(f) => V::T(f.to_string()),
+                                })
                             })
-                        })
-                        .collect()
-                })
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
+                            .collect()
+                    })
+                    .map_err(|e| e.to_string())?
+                    .collect();
+                rows.map_err(|e| e.to_string())?
             }
             Raw::Postgres(c) => {
                 use postgres::types::Type;
@@ -444,7 +511,9 @@ impl Raw {
                     .iter()
                     .map(|p| p as &(dyn postgres::types::ToSql + Sync))
                     .collect();
-                let rows = c.query(to_postgres(sql).as_str(), &refs).unwrap();
+                let rows = c
+                    .query(to_postgres(sql).as_str(), &refs)
+                    .map_err(|e| e.to_string())?;
                 rows.iter()
                     .map(|r| {
                         (0..r.len())
@@ -456,16 +525,14 @@ impl Raw {
                                 Type::BOOL => r
                                     .get::<_, Option<bool>>(i)
                                     .map_or(V::Null, |v| V::I(v.into())),
-                                Type::BYTEA => r
-                                    .get::<_, Option<Vec<u8>>>(i)
-                                    .map_or(V::Null, V::B),
+                                Type::BYTEA => r.get::<_, Option<Vec<u8>>>(i).map_or(V::Null, V::B),
                                 _ => r.get::<_, Option<String>>(i).map_or(V::Null, V::T),
                             })
                             .collect()
                     })
                     .collect()
             }
-        }
+        })
     }
 
     /// The first column of the first row, as an integer.
