@@ -175,7 +175,9 @@ impl TestStore {
     /// Sets the schema version the store records (to fake an older or newer store).
     pub fn set_version(&self, version: i64) {
         match self.kind {
-            Kind::Sqlite => self.raw().batch(&format!("PRAGMA user_version = {version}")),
+            Kind::Sqlite => self
+                .raw()
+                .batch(&format!("PRAGMA user_version = {version}")),
             Kind::Postgres => self
                 .raw()
                 .batch(&format!("UPDATE schema_version SET version = {version}")),
