@@ -306,6 +306,24 @@ impl Store {
         })
     }
 
+    /// A second connection to the same store, in the same mode, with the same signing key
+    /// file, trusting the store key this one trusts (however it came, `--store-key`
+    /// included): what a worker thread of its own opens.
+    pub fn fork(&self) -> Result<Store, StoreError> {
+        let location = match &self.location {
+            Location::File(path) => path.clone(),
+            Location::Postgres(url) => PathBuf::from(url),
+        };
+        Store::open_with(
+            &location,
+            &OpenOptions {
+                mode: self.mode,
+                store_key: self.trust().is_ok().then(|| self.verifier_key()),
+                signing_key: Some(self.key_files.key.clone()),
+            },
+        )
+    }
+
     /// The store's location as messages show it (for a URL, with its password masked).
     pub fn path(&self) -> &Path {
         &self.path

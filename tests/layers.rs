@@ -99,6 +99,7 @@ fn sql_lives_in_the_store_only() {
             "\"CREATE ",
             "PRAGMA ",
             "rusqlite",
+            "postgres::",
         ]
         .iter()
         .any(|k| c.contains(k))

@@ -34,6 +34,16 @@ pub(crate) fn entry_from_row(r: &dyn Row) -> Result<EntryRow, SqlError> {
     })
 }
 
+fn checkpoint_from_row(r: &dyn Row) -> Result<CheckpointRow, SqlError> {
+    Ok(CheckpointRow {
+        id: r.int(0)?,
+        size: r.count(1)?,
+        root_hex: r.string(2)?,
+        note: r.string(3)?,
+        created_at: r.string(4)?,
+    })
+}
+
 /// Entries matching `clause` (bound to `value`), in order.
 pub(crate) fn entries_where(
     conn: &dyn Conn,
@@ -79,14 +89,7 @@ impl Store {
         &self,
         check: &mut crate::audit::ChainCheck,
     ) -> Result<VerifyReport, StoreError> {
-        self.conn()
-            .execute_batch("BEGIN DEFERRED")
-            .map_err(StoreError::sql("starting a read transaction"))?;
-        let result = check.refresh(self);
-        let ended = self.conn().execute_batch("COMMIT");
-        let report = result?;
-        ended.map_err(StoreError::sql("ending the read transaction"))?;
-        Ok(report)
+        self.read(|_| check.refresh(self))
     }
 
     /// Writes every receipt as one JSONL line to `out`; how many were written.
@@ -142,43 +145,20 @@ impl LogRows for Store {
                 "SELECT id, tree_size, root_hash, note, created_at FROM checkpoints
                  ORDER BY tree_size, id",
                 &[],
-                |r| {
-                    Ok(CheckpointRow {
-                        id: r.int(0)?,
-                        size: r.count(1)?,
-                        root_hex: r.string(2)?,
-                        note: r.string(3)?,
-                        created_at: r.string(4)?,
-                    })
-                },
+                checkpoint_from_row,
             )
             .map_err(StoreError::sql("reading checkpoints"))
     }
 
     fn latest_checkpoint(&self) -> Result<Option<CheckpointRow>, StoreError> {
-        let err = StoreError::sql("reading the latest checkpoint");
-        let mut st = self
-            .conn()
-            .prepare_cached(
+        self.conn()
+            .opt(
                 "SELECT id, tree_size, root_hash, note, created_at FROM checkpoints
                  ORDER BY tree_size DESC, id DESC LIMIT 1",
+                &[],
+                checkpoint_from_row,
             )
-            .map_err(err)?;
-        let mut rows = st.query([]).map_err(err)?;
-        let Some(r) = rows.next().map_err(err)? else {
-            return Ok(None);
-        };
-        let row = (|| -> rusqlite::Result<CheckpointRow> {
-            Ok(CheckpointRow {
-                id: r.get(0)?,
-                size: r.get::<_, i64>(1)?.max(0) as u64,
-                root_hex: r.get(2)?,
-                note: r.get(3)?,
-                created_at: r.get(4)?,
-            })
-        })()
-        .map_err(err)?;
-        Ok(Some(row))
+            .map_err(StoreError::sql("reading the latest checkpoint"))
     }
 
     fn nodes(&self, visit: &mut dyn FnMut(u32, u64, &[u8])) -> Result<(), StoreError> {
