@@ -28,6 +28,7 @@ pub mod schema;
 pub(crate) mod sql;
 mod sqlite;
 mod verified;
+mod watch;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,7 @@ pub use location::{is_url, shown, Location};
 pub(crate) use log::LogWriter;
 pub use sql::{Dialect, SqlError};
 pub use verified::{VerifiedCompaction, VerifiedDecision};
+pub use watch::Watch;
 
 pub use crate::audit::authority::Role;
 pub use copy::{copy, Copied};
@@ -370,11 +372,6 @@ impl Store {
     /// Where the trust in the store's key comes from, or why there is none.
     pub fn trust(&self) -> &Result<String, String> {
         &self.identity.trust
-    }
-
-    /// The signing key a read-write store holds.
-    pub(crate) fn signing_key(&self) -> Option<&NamedKey> {
-        self.key.as_ref()
     }
 
     /// A tamper error about this store.

@@ -464,10 +464,16 @@ impl ReviewSource for StoreSource {
         Ok(out)
     }
 
+    fn changes(&self) -> anyhow::Result<Option<crate::review::source::ChangeFeed>> {
+        let mut watch = self.store.watch()?;
+        Ok(Some(Box::new(move |timeout| Ok(watch.wait(timeout)?))))
+    }
+
     fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
-        let store = self.store.fork().with_context(|| {
-            format!("while opening \"{}\" again", self.store.path().display())
-        })?;
+        let store = self
+            .store
+            .fork()
+            .with_context(|| format!("while opening \"{}\" again", self.store.path().display()))?;
         Ok(Box::new(StoreSource {
             store,
             policy: self.policy.clone(),

@@ -20,9 +20,9 @@ use super::query::Status;
 use super::sql::Param;
 use super::{Store, StoreError};
 use crate::audit::authority::{Authority, Registration, Role};
-use crate::audit::receipt_fields::{self, Flat};
 use crate::audit::merkle::{self, leaf_hash, Hash};
 use crate::audit::note::Checkpoint;
+use crate::audit::receipt_fields::{self, Flat};
 use crate::audit::rows::EntryRow;
 use crate::audit::{hex, ReceiptKind};
 use crate::engine::verdict::{Verdict, VerdictClass};
@@ -268,8 +268,8 @@ impl Store {
             .map(|r| (r.seq, r))
             .collect();
         for row in rows.iter().filter(|r| r.seq > 1) {
-            let named =
-                receipt_fields::read(&row.body).and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
+            let named = receipt_fields::read(&row.body)
+                .and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
             let actual = previous
                 .get(&(row.seq - 1))
                 .map(|prev| hex(&Sha256::digest(prev.body.as_bytes())));
