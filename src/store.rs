@@ -184,9 +184,6 @@ pub struct OpenOptions {
     /// The store's public key as the caller trusts it (`--store-key`), checked against the
     /// key the store records.
     pub store_key: Option<String>,
-    /// The store's signing key file (`--store-signing-key`, else `CQ_STORE_SIGNING_KEY`, else
-    /// `<store>.key` beside a file store or the config directory's one for a URL store).
-    pub signing_key: Option<PathBuf>,
 }
 
 /// The connection behind a store.
@@ -273,9 +270,19 @@ impl Store {
 
     /// [`Store::open`] with a store key the caller trusts.
     pub fn open_with(path: &Path, options: &OpenOptions) -> Result<Store, StoreError> {
+        Store::open_with_signing_key(path, options, None)
+    }
+
+    /// [`Store::open_with`] with the store's signing key file named (`--store-signing-key`;
+    /// `None` looks where [`signing_key_files`] says).
+    pub fn open_with_signing_key(
+        path: &Path,
+        options: &OpenOptions,
+        signing_key: Option<&Path>,
+    ) -> Result<Store, StoreError> {
         let location = Location::of(path);
         let shown = location.shown_path();
-        let files = signing_key_files(&location, options.signing_key.as_deref())?;
+        let files = signing_key_files(&location, signing_key)?;
         let given = options.store_key.as_deref();
         let db = Db::connect(&location, options.mode, &files)?;
         let conn = db.conn();
@@ -316,13 +323,13 @@ impl Store {
             Location::File(path) => path.clone(),
             Location::Postgres(url) => PathBuf::from(url),
         };
-        Store::open_with(
+        Store::open_with_signing_key(
             &location,
             &OpenOptions {
                 mode: self.mode,
                 store_key: self.trust().is_ok().then(|| self.verifier_key()),
-                signing_key: Some(self.key_files.key.clone()),
             },
+            Some(&self.key_files.key),
         )
     }
 

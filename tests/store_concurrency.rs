@@ -52,9 +52,10 @@ fn race_child() {
     let options = OpenOptions {
         mode: Mode::ReadWrite,
         store_key: None,
-        signing_key: Some(signing.into()),
     };
-    let store = Store::open_with(Path::new(location), &options).unwrap();
+    let store =
+        Store::open_with_signing_key(Path::new(location), &options, Some(Path::new(signing)))
+            .unwrap();
     let key = NamedKey::load(&dir.join(format!("r{n}.key"))).unwrap();
     let mut tally = Tally::default();
     // Every item twice, starting at a different item per process, some walking backwards.

@@ -69,9 +69,9 @@ fn crash_child() {
     let options = OpenOptions {
         mode: Mode::ReadWrite,
         store_key: None,
-        signing_key: Some(key.into()),
     };
-    let store = Store::open_with(Path::new(location), &options).unwrap();
+    let store =
+        Store::open_with_signing_key(Path::new(location), &options, Some(Path::new(key))).unwrap();
     let load = |n: &str| NamedKey::load(&dir.join(format!("{n}.key"))).unwrap();
     let (alice, bob, carol) = (load("alice"), load("bob"), load("carol"));
     let rules = rules();

@@ -651,7 +651,6 @@ fn a_store_whose_key_nobody_vouches_for_is_not_trusted() {
         &OpenOptions {
             mode: Mode::ReadOnly,
             store_key: Some(public.trim().to_owned()),
-            ..OpenOptions::default()
         },
     );
     assert!(matches!(&r, Err(StoreError::Tampered(_))), "{r:?}");

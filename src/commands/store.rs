@@ -22,8 +22,7 @@ pub fn open(args: &StoreArgs, mode: Mode) -> anyhow::Result<Store> {
     let options = OpenOptions {
         mode,
         store_key: args.store_key.clone(),
-        signing_key: args.store_signing_key.clone(),
     };
-    Store::open_with(&path, &options)
+    Store::open_with_signing_key(&path, &options, args.store_signing_key.as_deref())
         .with_context(|| format!("while opening the store \"{}\"", store::shown(&path)))
 }

@@ -14,13 +14,13 @@ use super::{Exit, Output};
 
 pub fn run(args: &StoreCopyArgs, out: &mut Output) -> anyhow::Result<Exit> {
     let (from_shown, to_shown) = (store::shown(&args.from), store::shown(&args.to));
-    let source = Store::open_with(
+    let source = Store::open_with_signing_key(
         &args.from,
         &OpenOptions {
             mode: Mode::ReadOnly,
             store_key: args.store_key.clone(),
-            signing_key: args.from_signing_key.clone(),
         },
+        args.from_signing_key.as_deref(),
     )
     .with_context(|| format!("while opening the store \"{from_shown}\""))?;
     let before = source.verify(None)?;
@@ -35,11 +35,11 @@ pub fn run(args: &StoreCopyArgs, out: &mut Output) -> anyhow::Result<Exit> {
     let target_options = OpenOptions {
         mode: Mode::ReadOnly,
         store_key: Some(source.verifier_key()),
-        signing_key: args.to_signing_key.clone(),
     };
-    let copied = store::copy(&source, &args.to, &target_options)
+    let to_key = args.to_signing_key.as_deref();
+    let copied = store::copy(&source, &args.to, to_key)
         .with_context(|| format!("while copying \"{from_shown}\" to \"{to_shown}\""))?;
-    let target = Store::open_with(&args.to, &target_options)
+    let target = Store::open_with_signing_key(&args.to, &target_options, to_key)
         .with_context(|| format!("while opening the copy \"{to_shown}\""))?;
     let after = target.verify(None)?;
     for (table, rows) in &copied.rows {

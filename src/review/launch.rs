@@ -33,10 +33,10 @@ pub fn run(args: &ReviewArgs) -> anyhow::Result<()> {
     let options = OpenOptions {
         mode,
         store_key: args.store.store_key.clone(),
-        signing_key: args.store.store_signing_key.clone(),
     };
-    let store = Store::open_with(&path, &options)
-        .with_context(|| format!("while opening the store \"{}\"", store::shown(&path)))?;
+    let store =
+        Store::open_with_signing_key(&path, &options, args.store.store_signing_key.as_deref())
+            .with_context(|| format!("while opening the store \"{}\"", store::shown(&path)))?;
     let key =
         match &args.key {
             Some(file) => Some(NamedKey::load(file).with_context(|| {

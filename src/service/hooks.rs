@@ -65,7 +65,6 @@ fn open(env: &HookEnv<'_>, mode: Mode) -> anyhow::Result<Store> {
         &OpenOptions {
             mode,
             store_key: env.store_key.clone(),
-            ..OpenOptions::default()
         },
     )?)
 }

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::sql::{insert_rows, Conn, Param, SqlError, Transaction, Tx};
-use super::{schema, signing_key_files, Db, Location, Mode, OpenOptions, Store, StoreError};
+use super::{schema, signing_key_files, Db, Location, Mode, Store, StoreError};
 use crate::audit::keys::NamedKey;
 
 /// What a copy moved.
@@ -195,11 +195,12 @@ impl Value {
     }
 }
 
-/// Copies the store `from` into the empty store location `to` (see the module docs).
-pub fn copy(from: &Store, to: &Path, options: &OpenOptions) -> Result<Copied, StoreError> {
+/// Copies the store `from` into the empty store location `to`, whose signing key file is
+/// `signing_key` (else where [`signing_key_files`] says); see the module docs.
+pub fn copy(from: &Store, to: &Path, signing_key: Option<&Path>) -> Result<Copied, StoreError> {
     let location = Location::of(to);
     let shown = location.shown_path();
-    let files = signing_key_files(&location, options.signing_key.as_deref())?;
+    let files = signing_key_files(&location, signing_key)?;
     let target = Db::connect(&location, Mode::ReadWrite, &files)?;
     let conn = target.conn();
     if schema::version(conn)? != 0 {

@@ -1,6 +1,8 @@
 //! `cargo bench --bench store`: ingest rate of typical records (batched), decision rate,
-//! queue paging on a large store, and `audit verify` over 100,000 receipts. Prints a markdown
-//! table. Targets: ingest ≥ 5,000 records/s, verify of 100,000 receipts ≤ 2 s.
+//! queue paging on a large store, and `audit verify` over 100,000 receipts, on SQLite and,
+//! with `CQ_TEST_POSTGRES` set (a server URL, as `.ci/run` exports), on PostgreSQL in the same
+//! run. Prints one markdown table per backend. Targets: ingest ≥ 5,000 records/s, one decision
+//! ≤ 5 ms, verify of 100,000 receipts ≤ 2 s (SQLite) and ≤ 3 s (PostgreSQL).
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +12,7 @@ mod fixtures;
 use std::time::{Duration, Instant};
 
 use cq::audit::verify;
-use cq::store::{Action, DecisionRequest, ListFilter, SortKey, Status};
+use cq::store::{Action, DecisionRequest, ListFilter, SortKey, Status, Store};
 use fixtures::*;
 
 /// Records ingested; `CQ_BENCH_RECORDS` overrides it for quick profiling runs.
@@ -64,13 +66,55 @@ fn main() {
         );
         return;
     }
-    // `CQ_BENCH_KEEP=DIR` keeps the store in DIR instead of a temporary directory.
-    let kept = std::env::var_os("CQ_BENCH_KEEP").map(std::path::PathBuf::from);
-    let temp = tempfile::tempdir().unwrap();
-    let dir = kept.as_deref().unwrap_or(temp.path());
-    let path = dir.join("bench.db");
-    let store = open(&path);
-    let team = team(&store);
+    let mut tables = Vec::new();
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let Some(s) = TestStore::new(kind, "the store bench") else {
+            continue;
+        };
+        // `CQ_BENCH_KEEP=DIR` keeps the SQLite store in DIR instead of a temporary directory.
+        let kept = std::env::var_os("CQ_BENCH_KEEP").map(std::path::PathBuf::from);
+        let store = match (&kept, kind) {
+            (Some(dir), Kind::Sqlite) => open(&dir.join("bench.db")),
+            _ => s.open(),
+        };
+        tables.push((kind, measure(&store)));
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "machine: {cores} cores, load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for (kind, rows) in tables {
+        println!();
+        println!("{kind:?}:");
+        println!();
+        println!("| operation | n | wall | cpu | rate (wall) |");
+        println!("|---|---:|---:|---:|---:|");
+        for r in rows {
+            let secs = r.took.as_secs_f64();
+            let rate = if r.n > 1 {
+                format!("{:.0}/s", r.n as f64 / secs)
+            } else {
+                "-".into()
+            };
+            println!(
+                "| {} | {} | {:.3} s | {:.2} s | {rate} |",
+                r.what,
+                r.n,
+                secs,
+                r.cpu.as_secs_f64()
+            );
+        }
+    }
+}
+
+/// Every row, measured on `store`.
+fn measure(store: &Store) -> Vec<Row> {
+    let team = team(store);
     let mut rows = Vec::new();
     let mut row = |what: String, n: usize, took: Duration, cpu: Duration| {
         rows.push(Row { what, n, took, cpu })
@@ -134,7 +178,10 @@ fn main() {
         }
     });
     row(
-        "decide (signed receipt + checkpoint)".into(),
+        format!(
+            "decide (signed receipt + checkpoint), {:.2} ms each",
+            took.as_secs_f64() * 1000.0 / targets.len().max(1) as f64
+        ),
         targets.len(),
         took,
         cpu,
@@ -174,7 +221,7 @@ fn main() {
     );
 
     // Verify everything: every hash, link, signature, checkpoint, and the table cross-check.
-    let (report, took, cpu) = timed(|| verify(&store, None).unwrap());
+    let (report, took, cpu) = timed(|| verify(store, None).unwrap());
     assert!(report.is_ok(), "{report}");
     let what = format!(
         "audit verify ({} receipts, {} signatures, {} checkpoints)",
@@ -182,31 +229,5 @@ fn main() {
     );
     row(what, report.entries as usize, took, cpu);
 
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "machine: {cores} cores, load average {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    println!();
-    println!("| operation | n | wall | cpu | rate (wall) |");
-    println!("|---|---:|---:|---:|---:|");
-    for r in rows {
-        let secs = r.took.as_secs_f64();
-        let rate = if r.n > 1 {
-            format!("{:.0}/s", r.n as f64 / secs)
-        } else {
-            "-".into()
-        };
-        println!(
-            "| {} | {} | {:.3} s | {:.2} s | {rate} |",
-            r.what,
-            r.n,
-            secs,
-            r.cpu.as_secs_f64()
-        );
-    }
+    rows
 }

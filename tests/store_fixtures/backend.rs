@@ -129,7 +129,6 @@ impl TestStore {
         OpenOptions {
             mode,
             store_key: None,
-            signing_key: Some(self.key_path()),
         }
     }
 
@@ -147,7 +146,7 @@ impl TestStore {
             (Kind::Postgres, Mode::ReadOnly) => self.reader_location(),
             _ => self.location.clone(),
         };
-        Store::open_with(&location, &self.options(mode))
+        Store::open_with_signing_key(&location, &self.options(mode), Some(&self.key_path()))
     }
 
     /// The location as the read-only role sees it (granted `SELECT` on what exists now).
@@ -265,7 +264,7 @@ impl TestStore {
                 let copy = TestStore::postgres(name).unwrap();
                 std::fs::copy(self.key_path(), copy.key_path()).unwrap();
                 let from = self.try_open(Mode::ReadOnly).unwrap();
-                cq::store::copy(&from, &copy.location, &copy.options(Mode::ReadWrite)).unwrap();
+                cq::store::copy(&from, &copy.location, Some(&copy.key_path())).unwrap();
                 copy
             }
         }

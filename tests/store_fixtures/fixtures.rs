@@ -6,6 +6,7 @@
 
 #[path = "backend.rs"]
 pub mod backend;
+#[allow(unused_imports)]
 pub use backend::*;
 
 use std::path::Path;
