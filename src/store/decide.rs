@@ -164,6 +164,18 @@ impl Store {
                 allowed: allowed.join(", "),
             });
         }
+        // A press on an item someone already decided is refused from a snapshot, without
+        // queueing for the write lock behind the writers (the rules are checked again under
+        // the lock below, which is what makes them hold).
+        if let Ok(seen) = self.verified_compaction(id) {
+            if let Some(d) = &seen.decision {
+                return Err(DecisionError::AlreadyDecided {
+                    id: id.into(),
+                    status: seen.status(),
+                    reviewer: d.reviewer.clone(),
+                });
+            }
+        }
         self.write(|tx, log, _| {
             let verified = self.verifier()?;
             let reviewer = known_reviewer(&verified, key)?;

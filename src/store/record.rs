@@ -109,20 +109,20 @@ impl Store {
             .filter(|(_, c)| c.is_ok())
             .map(|(new, _)| new)
             .collect();
-        self.write(|tx, log, _| {
-            // A bad item is reported in its slot; a database failure aborts the batch.
-            let mut recorded = insert_all(tx, log, &good)?.into_iter();
-            let mut out = Vec::with_capacity(items.len());
-            for c in checked {
-                out.push(match c {
-                    Err(e) => Err(e),
-                    Ok(()) => recorded.next().unwrap_or_else(|| {
-                        Err(StoreError::Corrupt("a verdict was not recorded".into()))
-                    }),
-                });
-            }
-            Ok(out)
-        })
+        // A bad item is reported in its slot; a database failure aborts the batch.
+        let mut recorded = self
+            .write(|tx, log, _| insert_all(tx, log, &good))?
+            .into_iter();
+        let mut out = Vec::with_capacity(items.len());
+        for c in checked {
+            out.push(match c {
+                Err(e) => Err(e),
+                Ok(()) => recorded.next().unwrap_or_else(|| {
+                    Err(StoreError::Corrupt("a verdict was not recorded".into()))
+                }),
+            });
+        }
+        Ok(out)
     }
 
     /// Stores a rerun of compaction `id`. A changed report is a new report row, its rerun

@@ -102,12 +102,24 @@ pub(crate) use params;
 pub enum SqlError {
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    #[error(transparent)]
+    #[error("{}", with_causes(.0))]
     Postgres(#[from] postgres::Error),
     #[error("column {column} holds {why}")]
     Value { column: usize, why: String },
     #[error("{0}")]
     Other(String),
+}
+
+/// `e` and every error under it (the server's own message is the cause of a `db error`).
+fn with_causes(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 impl SqlError {
@@ -116,18 +128,6 @@ impl SqlError {
         SqlError::Value {
             column,
             why: why.to_string(),
-        }
-    }
-
-    /// The server refused the statement because another transaction conflicted with it
-    /// (PostgreSQL's serialization failure or deadlock): the transaction may be retried.
-    pub(crate) fn is_conflict(&self) -> bool {
-        match self {
-            SqlError::Postgres(e) => e.code().is_some_and(|c| {
-                *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
-                    || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
-            }),
-            _ => false,
         }
     }
 }
