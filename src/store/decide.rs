@@ -168,7 +168,7 @@ impl Store {
         // queueing for the write lock behind the writers (the rules are checked again under
         // the lock below, which is what makes them hold).
         if let Ok(seen) = self.verified_compaction(id) {
-            if let Some(d) = &seen.decision {
+            if let (Some(d), super::Mode::ReadWrite) = (&seen.decision, self.mode()) {
                 return Err(DecisionError::AlreadyDecided {
                     id: id.into(),
                     status: seen.status(),
