@@ -164,15 +164,20 @@ impl Store {
                 allowed: allowed.join(", "),
             });
         }
-        // A press on an item someone already decided is refused from a snapshot, without
-        // queueing for the write lock behind the writers (the rules are checked again under
-        // the lock below, which is what makes them hold).
-        if let Ok(seen) = self.verified_compaction(id) {
-            if let (Some(d), super::Mode::ReadWrite) = (&seen.decision, self.mode()) {
+        // A press on an item someone already decided is refused from a verified snapshot,
+        // without queueing for the write lock behind the writers; the rules are checked again
+        // under the lock below, which is what makes them hold. Only a decision receipt on
+        // file (one indexed lookup) makes the snapshot worth verifying.
+        if self.mode() == super::Mode::ReadWrite && self.decision_on_file(id)? {
+            if let Some((d, status)) = self
+                .verified_compaction(id)
+                .ok()
+                .and_then(|seen| Some((seen.decision.clone()?, seen.status())))
+            {
                 return Err(DecisionError::AlreadyDecided {
                     id: id.into(),
-                    status: seen.status(),
-                    reviewer: d.reviewer.clone(),
+                    status,
+                    reviewer: d.reviewer,
                 });
             }
         }
@@ -287,6 +292,18 @@ impl Store {
                 receipt_seq: appended.seq,
             })
         })
+    }
+
+    /// Whether a decision receipt about `id` is on file (unverified: a hint only).
+    fn decision_on_file(&self, id: &str) -> Result<bool, StoreError> {
+        self.conn()
+            .one(
+                "SELECT EXISTS (SELECT 1 FROM audit_entries
+                     WHERE compaction_id = ?1 AND kind = 'decision')",
+                &[super::sql::Param::Text(id)],
+                |r| r.flag(0),
+            )
+            .map_err(StoreError::sql("looking for a decision"))
     }
 
     /// Audits that `key`'s reviewer revealed the masked secret `finding_id` of compaction
