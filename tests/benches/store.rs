@@ -30,6 +30,56 @@ struct Row {
     n: usize,
     took: Duration,
     cpu: Duration,
+    /// CPU time of the PostgreSQL server's processes meanwhile (zero for SQLite).
+    server: Duration,
+}
+
+/// The PostgreSQL server's main process, when the bench runs against one on this machine.
+static POSTMASTER: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+
+/// `(parent pid, user + system ticks)` of process `pid`, from /proc on Linux.
+fn proc_stat(pid: &str) -> Option<(u32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    Some((u32::try_from(n(1)?).ok()?, n(11)? + n(12)?))
+}
+
+/// CPU time of the server's processes (the postmaster and its children).
+fn server_time() -> Duration {
+    let Some(Some(main)) = POSTMASTER.get() else {
+        return Duration::ZERO;
+    };
+    let mut ticks = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if let Some((parent, t)) = proc_stat(pid) {
+            if parent == *main || pid == main.to_string() {
+                ticks += t;
+            }
+        }
+    }
+    Duration::from_millis(ticks * 10)
+}
+
+/// Finds the server behind `CQ_TEST_POSTGRES` (its postmaster is our backend's parent).
+fn find_server() {
+    let pid = std::env::var(PG_ENV).ok().and_then(|url| {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).ok()?;
+        let backend: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .ok()?
+            .get(0);
+        proc_stat(&backend.to_string()).map(|(parent, _)| parent)
+    });
+    let _ = POSTMASTER.set(pid);
 }
 
 /// This process's CPU time (user + system, all threads), from /proc on Linux.
@@ -49,9 +99,15 @@ fn cpu_time() -> Duration {
 
 /// Times `f`, wall clock and CPU.
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
-    let (t, c) = (Instant::now(), cpu_time());
+    let (t, c, s) = (Instant::now(), cpu_time(), server_time());
     let out = f();
+    SERVER_SPENT.with(|spent| spent.set(server_time().saturating_sub(s)));
     (out, t.elapsed(), cpu_time().saturating_sub(c))
+}
+
+thread_local! {
+    /// The server's CPU time during the last `timed` call.
+    static SERVER_SPENT: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
 }
 
 fn main() {
@@ -66,6 +122,7 @@ fn main() {
         );
         return;
     }
+    find_server();
     let mut tables = Vec::new();
     for kind in [Kind::Sqlite, Kind::Postgres] {
         let Some(s) = TestStore::new(kind, "the store bench") else {
@@ -92,8 +149,8 @@ fn main() {
         println!();
         println!("{kind:?}:");
         println!();
-        println!("| operation | n | wall | cpu | rate (wall) |");
-        println!("|---|---:|---:|---:|---:|");
+        println!("| operation | n | wall | cpu | server cpu | rate (wall) |");
+        println!("|---|---:|---:|---:|---:|---:|");
         for r in rows {
             let secs = r.took.as_secs_f64();
             let rate = if r.n > 1 {
@@ -102,11 +159,12 @@ fn main() {
                 "-".into()
             };
             println!(
-                "| {} | {} | {:.3} s | {:.2} s | {rate} |",
+                "| {} | {} | {:.3} s | {:.2} s | {:.2} s | {rate} |",
                 r.what,
                 r.n,
                 secs,
-                r.cpu.as_secs_f64()
+                r.cpu.as_secs_f64(),
+                r.server.as_secs_f64(),
             );
         }
     }
@@ -117,7 +175,14 @@ fn measure(store: &Store) -> Vec<Row> {
     let team = team(store);
     let mut rows = Vec::new();
     let mut row = |what: String, n: usize, took: Duration, cpu: Duration| {
-        rows.push(Row { what, n, took, cpu })
+        let server = SERVER_SPENT.with(|s| s.get());
+        rows.push(Row {
+            what,
+            n,
+            took,
+            cpu,
+            server,
+        })
     };
 
     // Ingest: typical requests (12 source messages, ~2 KB canonical JSON), 1,000 per batch.
