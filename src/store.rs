@@ -189,7 +189,7 @@ pub struct OpenOptions {
 /// The connection behind a store.
 pub(crate) enum Db {
     Sqlite(sqlite::Sqlite),
-    Postgres(postgres::Postgres),
+    Postgres(Box<postgres::Postgres>),
 }
 
 impl Db {
@@ -201,7 +201,7 @@ impl Db {
             }
             (Location::File(file), Mode::ReadOnly) => Db::Sqlite(sqlite::open_read_only(file)?),
             (Location::Postgres(url), mode) => {
-                Db::Postgres(postgres::connect(url, mode == Mode::ReadOnly)?)
+                Db::Postgres(Box::new(postgres::connect(url, mode == Mode::ReadOnly)?))
             }
         })
     }
@@ -209,7 +209,7 @@ impl Db {
     fn conn(&self) -> &dyn Conn {
         match self {
             Db::Sqlite(c) => c,
-            Db::Postgres(c) => c,
+            Db::Postgres(c) => c.as_ref(),
         }
     }
 }

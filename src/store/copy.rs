@@ -33,7 +33,9 @@ enum Col {
 
 /// Every table, parents first, with the columns copied (surrogate ids left out) and the order
 /// rows are read in.
-const TABLES: &[(&str, &[(&str, Col)], &str)] = &[
+type Columns = &'static [(&'static str, Col)];
+
+const TABLES: &[(&str, Columns, &str)] = &[
     ("meta", &[("key", Col::Text), ("value", Col::Text)], "key"),
     (
         "compactions",

@@ -20,7 +20,7 @@ pub struct Watch {
 }
 
 enum Inner {
-    Postgres(postgres::Postgres),
+    Postgres(Box<postgres::Postgres>),
     Sqlite { conn: sqlite::Sqlite, size: u64 },
 }
 
@@ -47,7 +47,7 @@ impl Store {
     pub fn watch(&self) -> Result<Watch, StoreError> {
         let inner = match (self.location(), self.db()) {
             (Location::Postgres(url), super::Db::Postgres(conn)) => {
-                Inner::Postgres(postgres::listener(url, conn.channel())?)
+                Inner::Postgres(Box::new(postgres::listener(url, conn.channel())?))
             }
             (Location::File(path), _) => {
                 let conn = sqlite::open_read_only(path)?;
