@@ -106,6 +106,10 @@ pub struct ImportArgs {
     pub runtime: RuntimeName,
     /// A transcript, or a directory of them (e.g. ~/.claude/projects, ~/.codex/sessions).
     pub path: PathBuf,
+    /// Threads to read and check with (default: every core); what is recorded, and in what
+    /// order, does not depend on it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
@@ -196,8 +200,13 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Text or JSON to scan; `-` or nothing reads standard input.
+    /// A file of text or JSON, or a directory to scan recursively; `-` or nothing reads
+    /// standard input.
     pub input: Option<PathBuf>,
+    /// Threads to scan with (default: every core). Findings and their order do not depend on
+    /// it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Print findings as JSON.
     #[arg(long)]
     pub json: bool,
@@ -260,6 +269,10 @@ pub enum StoreCommand {
     /// Check many requests (one cq.request.v1 per line) and record every verdict.
     Ingest {
         file: PathBuf,
+        /// Threads to check with (default: every core); what is recorded, and in what order,
+        /// does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -292,6 +305,11 @@ pub enum StoreCommand {
         /// Every quarantined compaction.
         #[arg(long, conflicts_with = "id")]
         all: bool,
+        /// Threads to check with (default: every core); what is recorded, and in what order,
+        /// does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]

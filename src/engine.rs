@@ -17,6 +17,7 @@ pub mod request;
 pub mod schema;
 pub mod secret_scan;
 pub mod verifier;
+pub mod words;
 
 pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
 pub mod checks;

@@ -27,6 +27,7 @@ mod reviewers;
 pub mod schema;
 pub(crate) mod sql;
 mod sqlite;
+pub mod stats;
 mod verified;
 mod watch;
 

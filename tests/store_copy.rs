@@ -12,7 +12,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use cq::audit::verify;
-use cq::store::{Action, DecisionRequest};
+use cq::store::Action;
 use fixtures::*;
 
 fn cq(dir: &Path) -> Command {
@@ -54,19 +54,7 @@ fn built() -> (TestStore, Team) {
     store
         .record_batch(&(0..40).map(compaction).collect::<Vec<_>>())
         .unwrap();
-    let seen = store
-        .compaction("c-000001")
-        .unwrap()
-        .unwrap()
-        .summary
-        .report_sha256;
-    let req = DecisionRequest {
-        compaction_id: "c-000001".into(),
-        action: Action::Release,
-        reason: REASONS[0].into(),
-        note: "before the copy".into(),
-        seen_report_sha256: seen,
-    };
+    let req = decision(&store, "c-000001", Action::Release, "before the copy");
     store.decide(&req, &team.carol, &rules()).unwrap();
     store
         .record_reveal("c-000004", "secret-0", &team.carol)
@@ -96,19 +84,7 @@ fn a_store_moves_to_postgres_and_back_with_its_log_intact() {
     let store = middle.open();
     let c = store.compaction("c-000001").unwrap().unwrap();
     assert_eq!(c.decision.unwrap().note, "before the copy");
-    let seen = store
-        .compaction("c-000002")
-        .unwrap()
-        .unwrap()
-        .summary
-        .report_sha256;
-    let req = DecisionRequest {
-        compaction_id: "c-000002".into(),
-        action: Action::Release,
-        reason: REASONS[0].into(),
-        note: "after the copy".into(),
-        seen_report_sha256: seen,
-    };
+    let req = decision(&store, "c-000002", Action::Release, "after the copy");
     let r = store.decide(&req, &team.carol, &rules());
     assert!(
         matches!(r, Err(cq::store::DecisionError::NotApprover { .. })),

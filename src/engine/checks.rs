@@ -357,7 +357,10 @@ fn consistency(
             span: Some(m.span.clone()),
             rule_id: m.rule_id.clone(),
             constraint_id: m.constraint_id.clone(),
-            message: format!("the summary contradicts {}", m.constraint_id),
+            message: match &m.note {
+                Some(note) => format!("{note}, so {} cannot be verified", m.constraint_id),
+                None => format!("the summary contradicts {}", m.constraint_id),
+            },
             ..Finding::default()
         }));
         if let Some(why) = &v.parse_failure {

@@ -177,7 +177,7 @@ impl PolicySource for PolicyEngine {
                 max_depth: c.max_json_depth.max(1) as usize,
             },
             verifier_version: self.policy.grammar.verifier_version.clone(),
-            verifier_artifact_sha256: self.policy.verifier_artifact_sha256(),
+            verifier_artifact_sha256: self.verifier.artifact_sha256().to_owned(),
         })
     }
 

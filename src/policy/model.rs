@@ -122,7 +122,8 @@ impl PinnedConstraint {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Authority {
-    /// Regexes (case-insensitive) with named groups `role` and `action`.
+    /// Regexes (case-insensitive) with a named group `role` and, optionally, `action`: the
+    /// claimed action, by default the whole sentence the claim stands in.
     pub claim_patterns: Vec<String>,
     /// Regexes (case-insensitive) for chat-template role markers, always a finding.
     pub role_markers: Vec<String>,
