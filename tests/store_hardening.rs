@@ -413,9 +413,7 @@ fn read_only_media_open_with_readonly() {
         let _ = std::fs::remove_file(media.join(extra));
     }
     let Some(ro) = ReadOnly::make(&media, &d.join("mounted")) else {
-        eprintln!(
-            "SKIPPED read_only_media_open_with_readonly: no read-only media can be made here"
-        );
+        skipped("SKIPPED read_only_media_open_with_readonly: no read-only media can be made here");
         return;
     };
     let copy = ro.dir.join("demo.db").display().to_string();
@@ -455,7 +453,7 @@ fn an_unmerged_log_on_read_only_media_is_refused_not_hidden() {
     }
     assert!(std::fs::metadata(media.join("demo.db-wal")).unwrap().len() > 0);
     let Some(ro) = ReadOnly::make(&media, &d.join("mounted")) else {
-        eprintln!("SKIPPED an_unmerged_log_on_read_only_media_is_refused_not_hidden: no read-only media can be made here");
+        skipped("SKIPPED an_unmerged_log_on_read_only_media_is_refused_not_hidden: no read-only media can be made here");
         return;
     };
     let r = Store::open(&ro.dir.join("demo.db"), Mode::ReadOnly);

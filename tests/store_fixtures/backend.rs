@@ -2,7 +2,8 @@
 //! the test PostgreSQL server (`CQ_TEST_POSTGRES`, a URL `.ci/run` exports), with a raw SQL
 //! handle for the tamper tests and a read-only role for `--readonly`. [`both!`] writes each
 //! test once and runs it on both; without the variable the PostgreSQL half prints a SKIPPED
-//! line and passes, so a run outside CI says what it did not test.
+//! line on the terminal (past the harness's capture) and passes, so a run outside CI says
+//! what it did not test.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -15,6 +16,13 @@ use cq::store::{Mode, OpenOptions, Store};
 pub const PG_ENV: &str = "CQ_TEST_POSTGRES";
 /// The role a read-only store connects as: it may only `SELECT`.
 pub const READER_ROLE: &str = "cq_test_reader";
+
+/// Says on the terminal what a run did not test. Written to stderr itself, not through
+/// `eprintln!`, which the test harness captures and shows only for failing tests.
+pub fn skipped(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
 
 /// Writes each test once and runs it on both backends, as `NAME::sqlite` and `NAME::postgres`.
 #[macro_export]
@@ -79,7 +87,9 @@ impl TestStore {
     /// A fresh schema on the test server, or `None` (with a SKIPPED line) without one.
     pub fn postgres(test: &str) -> Option<TestStore> {
         let Some(base) = base_url() else {
-            eprintln!("SKIPPED {test} on PostgreSQL (no PostgreSQL: set {PG_ENV})");
+            skipped(&format!(
+                "SKIPPED {test} on PostgreSQL (no PostgreSQL: set {PG_ENV})"
+            ));
             return None;
         };
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
