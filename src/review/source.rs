@@ -517,4 +517,13 @@ pub trait ReviewSource: Send {
     /// A second handle on the same data, for another worker lane: the store opened again
     /// (same path, same mode, its own connection and checker), or a copy of in-memory data.
     fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>>;
+    /// A feed that says when the data changed under the reviewer (other hosts recording,
+    /// other reviewers deciding): each call waits up to the given time and says whether a
+    /// change came. `None` for data nobody else changes.
+    fn changes(&self) -> anyhow::Result<Option<ChangeFeed>> {
+        Ok(None)
+    }
 }
+
+/// See [`ReviewSource::changes`].
+pub type ChangeFeed = Box<dyn FnMut(std::time::Duration) -> anyhow::Result<bool> + Send>;

@@ -106,7 +106,7 @@ fn tool_state(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<Option<Str
         Some(path) => agents::latest_summary(path, input.runtime, &Limits::default())?,
         None => None,
     };
-    let store = if env.store_path.exists() {
+    let store = if crate::store::exists(env.store_path) {
         Some(open(env, Mode::ReadOnly)?)
     } else {
         None
