@@ -103,6 +103,10 @@ pub struct ImportArgs {
     pub runtime: RuntimeName,
     /// A transcript, or a directory of them (e.g. ~/.claude/projects, ~/.codex/sessions).
     pub path: PathBuf,
+    /// Threads to read and check with (default: every core); what is recorded, and in what
+    /// order, does not depend on it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
@@ -230,6 +234,10 @@ pub enum StoreCommand {
     /// Check many requests (one cq.request.v1 per line) and record every verdict.
     Ingest {
         file: PathBuf,
+        /// Threads to check with (default: every core); what is recorded, and in what order,
+        /// does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -262,6 +270,11 @@ pub enum StoreCommand {
         /// Every quarantined compaction.
         #[arg(long, conflicts_with = "id")]
         all: bool,
+        /// Threads to check with (default: every core); what is recorded, and in what order,
+        /// does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]

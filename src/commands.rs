@@ -13,6 +13,7 @@ pub mod hook;
 pub mod import;
 pub mod ingest;
 pub mod input;
+pub mod jobs;
 pub mod keys;
 pub mod list;
 pub mod output;
@@ -58,7 +59,7 @@ pub fn run(command: Command, out: &mut Output) -> anyhow::Result<Exit> {
             policy::verify(&file, &trust_keys, out)
         }
         Command::Scan(args) => {
-            let found = scan::run(&args)? != 0;
+            let found = scan::run(&args, out)? != 0;
             Ok(if found { Exit::Findings } else { Exit::Success })
         }
         Command::Store(command) => store_command(command, out),
@@ -107,14 +108,16 @@ fn store_command(command: StoreCommand, out: &mut Output) -> anyhow::Result<Exit
         StoreCommand::Status { id, store, policy } => status::run(&id, &store, &policy, out),
         StoreCommand::Ingest {
             file,
+            jobs,
             store,
             policy,
-        } => ingest::run(&file, &store, &policy, out),
+        } => ingest::run(&file, jobs, &store, &policy, out),
         StoreCommand::Recheck {
             id,
             all,
+            jobs,
             store,
             policy,
-        } => recheck::run(id.as_deref(), all, &store, &policy, out),
+        } => recheck::run(id.as_deref(), all, jobs, &store, &policy, out),
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod agents;
 pub mod checker;
+pub mod constraints;
 pub mod decide;
 pub mod demo;
 pub mod hooks;

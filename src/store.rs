@@ -17,6 +17,7 @@ mod query;
 mod record;
 mod reviewers;
 pub mod schema;
+pub mod stats;
 mod verified;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use cq::review::config::Config;
 use cq::review::event::Event;
 use cq::review::fake::{FakeSource, FAKE_NOW};
 use cq::review::headless::Headless;
-use cq::review::source::{AuditView, ChainStatus, ItemId, ReviewSource, Status};
+use cq::review::source::{AuditView, ChainStatus, ItemId, ReviewSource, Severity, Status};
 use cq::review::view::{build_view, footer_actions, text::plain, Body};
 use cq::review::worker::{Job, JobKind, Request, WorkerResult};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -25,6 +25,23 @@ fn options(page_size: usize) -> AppOptions {
 
 fn ui() -> Headless<FakeSource> {
     Headless::new(FakeSource::new(), options(200), 120, 30).unwrap()
+}
+
+/// The queue oldest first (the default is most severe first).
+fn ui_by_age() -> Headless<FakeSource> {
+    let mut h = ui();
+    h.update(Action::Sort);
+    h
+}
+
+/// Opens the selected item on the detail screen (an item whose constraint, pinned or
+/// authority check failed opens on the constraints screen).
+fn open_detail(h: &mut Headless<FakeSource>) {
+    h.update(Action::Open);
+    if h.app.screen == Screen::Constraints {
+        h.update(Action::Constraints);
+    }
+    assert_eq!(h.app.screen, Screen::Detail);
 }
 
 fn selected_id(h: &Headless<FakeSource>) -> String {
@@ -77,6 +94,7 @@ fn queue_loads_coalesce_newest_wins() {
 #[test]
 fn paging_loads_only_the_page_around_the_selection() {
     let mut h = Headless::new(FakeSource::new(), options(4), 120, 30).unwrap();
+    h.update(Action::Sort);
     assert_eq!(h.app.queue.rows.len(), 4);
     assert_eq!(h.app.queue.total, 20);
     for _ in 0..9 {
@@ -91,13 +109,19 @@ fn paging_loads_only_the_page_around_the_selection() {
 }
 
 #[test]
-fn sort_by_severity_puts_errors_first() {
+fn the_queue_sorts_by_severity_first_and_by_age_on_s() {
     let mut h = ui();
-    h.update(Action::Sort);
-    let first = h.app.queue.rows.first().unwrap();
-    assert_eq!(first.outcome.label(), "ERROR/UNKNOWN");
+    let severities: Vec<Severity> = h.app.queue.rows.iter().map(|r| r.severity).collect();
+    let mut sorted = severities.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(severities, sorted, "most severe first");
+    assert_eq!(severities.first(), Some(&Severity::Finding));
     let view = build_view(&h.app, &h.theme);
     assert!(plain(&view.header).contains("sort: severity"));
+    h.update(Action::Sort);
+    let ages: Vec<i64> = h.app.queue.rows.iter().map(|r| r.created_unix).collect();
+    assert!(ages.windows(2).all(|w| w[0] <= w[1]), "oldest first");
+    assert!(plain(&build_view(&h.app, &h.theme).header).contains("sort: age"));
 }
 
 #[test]
@@ -226,9 +250,8 @@ fn selecting_a_finding_scrolls_summary_and_sources() {
     h.update(Action::Filter)
         .type_text("q-0002")
         .key(KeyCode::Enter);
-    h.update(Action::Open)
-        .update(Action::NextPane)
-        .update(Action::MoveDown);
+    open_detail(&mut h);
+    h.update(Action::NextPane).update(Action::MoveDown);
     let detail = h.app.detail.as_ref().unwrap();
     assert!(
         detail.scroll[1] >= 30,
@@ -245,7 +268,7 @@ fn selecting_a_finding_scrolls_summary_and_sources() {
 
 #[test]
 fn mouse_selects_rows_scrolls_and_focuses_panes() {
-    let mut h = ui();
+    let mut h = ui_by_age();
     let click = |column, row| {
         Event::Mouse(MouseEvent {
             kind: MouseEventKind::Down(MouseButton::Left),
@@ -263,7 +286,7 @@ fn mouse_selects_rows_scrolls_and_focuses_panes() {
         modifiers: KeyModifiers::NONE,
     }));
     assert_eq!(h.app.queue.selected, 5);
-    h.update(Action::Open);
+    open_detail(&mut h);
     h.update(click(5, 10));
     assert_eq!(
         h.app.detail.as_ref().unwrap().focus,
@@ -284,16 +307,21 @@ fn command_line_release_with_reason_and_note_prefills_the_dialog() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(h.app.screen, Screen::Detail);
+    // The first item's pinned check failed: it opened on the constraints screen.
+    assert_eq!(h.app.screen, Screen::Constraints);
 }
 
 #[test]
 fn command_line_rerun_sort_and_quit() {
     let mut h = ui();
     h.update(Action::Command)
+        .type_text("sort age")
+        .key(KeyCode::Enter);
+    assert_eq!(h.app.queue.sort, cq::review::source::Sort::Age);
+    h.update(Action::Command)
         .type_text("sort severity")
         .key(KeyCode::Enter);
-    assert_eq!(h.app.queue.rows[0].outcome.label(), "ERROR/UNKNOWN");
+    assert_eq!(h.app.queue.rows[0].severity, Severity::Finding);
     h.update(Action::Command)
         .type_text("rerun")
         .key(KeyCode::Enter);
@@ -363,7 +391,8 @@ fn decided_item_is_refreshed_in_queue_and_detail() {
 #[test]
 fn scrolling_stops_at_the_end_so_up_moves_at_once() {
     let mut h = Headless::new(FakeSource::new(), options(200), 100, 12).unwrap();
-    h.update(Action::Open).update(Action::PrevPane);
+    open_detail(&mut h);
+    h.update(Action::PrevPane);
     h.update(Action::Bottom);
     let bottom = h.app.detail.as_ref().unwrap().scroll[0];
     assert!(bottom > 0);

@@ -15,8 +15,8 @@ use cq::review::fake::{FakeSource, FAKE_NOW};
 use cq::review::filter::Filter;
 use cq::review::headless::live::Live;
 use cq::review::source::{
-    AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, ReasonCode,
-    Receipt, RerunOutcome, ReviewSource, Sort,
+    AuditView, Dashboard, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, ItemPreview,
+    QueuePage, ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort,
 };
 use cq::review::worker::{Job, JobKind, Lanes, Request, WorkerResult};
 use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
@@ -111,6 +111,15 @@ impl ReviewSource for Gated {
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
         self.inner.item(id)
     }
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        self.inner.preview(id)
+    }
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        self.inner.reason_counts(filter)
+    }
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        self.inner.dashboard()
+    }
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
         let inner = &mut self.inner;
         self.gate.pass(format!("rerun {id}"), || inner.rerun(id))
@@ -145,9 +154,18 @@ fn options() -> AppOptions {
 
 fn live(source: Gated) -> Live {
     let live = Live::spawn(Box::new(source), options(), 140, 30).unwrap();
-    live.wait_for(PATIENCE, |s| s.contains("Queue 1 of 20"))
-        .expect("the queue");
+    // Settled: the first page, its reason counts and the first row's preview are drawn.
+    live.wait_for(PATIENCE, |s| {
+        s.contains("Queue 1 of 20") && s.contains("── summary") && !s.contains("loading")
+    })
+    .expect("the queue");
     live
+}
+
+/// Whether an item is drawn: the detail screen's checks pane or the constraints screen's
+/// list counts what is not passing.
+fn item_shown(s: &str) -> bool {
+    s.contains("not passing)") || s.contains(" rows · ")
 }
 
 fn id(n: usize) -> ItemId {
@@ -171,8 +189,7 @@ fn a_running_audit_verify_does_not_block_a_queue_page_or_an_item_load() {
     let (source, gate) = gated();
     let ui = live(source);
     ui.key(KeyCode::Enter);
-    ui.wait_for(PATIENCE, |s| s.contains("not passing)"))
-        .expect("the item");
+    ui.wait_for(PATIENCE, item_shown).expect("the item");
     ui.key(KeyCode::Char('A'));
     ui.wait_for(PATIENCE, |s| s.contains("verifying the audit log"))
         .expect("the audit screen");
@@ -185,8 +202,8 @@ fn a_running_audit_verify_does_not_block_a_queue_page_or_an_item_load() {
     ui.wait_for(PATIENCE, |s| s.contains("Queue 2 of 20"))
         .expect("the queue page");
     ui.key(KeyCode::Enter);
-    // The checks pane's title counts failing checks once the item is there.
-    ui.wait_for(PATIENCE, |s| s.contains("not passing)"))
+    // The pane titles count what is not passing once the item is there.
+    ui.wait_for(PATIENCE, item_shown)
         .expect("the second item, while the verification still runs");
     assert!(
         gate.finished().is_empty(),
@@ -206,16 +223,14 @@ fn a_rerun_of_tagged_items_does_not_block_paging() {
     ui.wait_for(PATIENCE, |s| s.contains("rerunning 3"))
         .expect("the job running");
     gate.until(|g| g.started.len() == 1);
-    ui.key(KeyCode::PageDown);
+    ui.key(KeyCode::End);
     ui.wait_for(PATIENCE, |s| {
         s.contains("rerunning 3") && s.contains("Queue 20 of 20")
     })
     .expect("a page while the job runs");
     ui.key(KeyCode::Enter);
-    ui.wait_for(PATIENCE, |s| {
-        s.contains("rerunning 3") && s.contains("not passing)")
-    })
-    .expect("an item while the job runs");
+    ui.wait_for(PATIENCE, |s| s.contains("rerunning 3") && item_shown(s))
+        .expect("an item while the job runs");
     gate.allow(3);
     ui.wait_for(PATIENCE, |s| !s.contains("rerunning"))
         .expect("the job done");
@@ -262,8 +277,14 @@ fn no_frame_is_drawn_without_a_change_of_state() {
     assert!(ui.frames_within(QUIET).is_empty());
     ui.key(KeyCode::Down);
     let frames = ui.frames_within(QUIET);
-    assert_eq!(frames.len(), 1, "one key, one frame");
+    assert_eq!(
+        frames.len(),
+        2,
+        "one key, one frame, then one with its preview"
+    );
     assert!(frames[0].text.contains("Queue 2 of 20"));
+    assert!(frames[0].text.contains("loading the preview"));
+    assert!(!frames[1].text.contains("loading the preview"));
     // A resize always draws, even to the same size.
     ui.send(Event::Resize(140, 30));
     assert_eq!(ui.frames_within(QUIET).len(), 1);

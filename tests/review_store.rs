@@ -1,8 +1,9 @@
 //! The reviewer's store adapter on a real store: requests go through `cq check --store` (the
 //! binary), then [`StoreSource`] is tested as the TUI uses it: paging and filtering, detail
 //! spans, secrets masked in the summary and in source turns, reruns stored, decisions and
-//! their refusals, audited reveals, and a fork (the slow worker lane's handle) on the same
-//! store trusting the same store key.
+//! their refusals, audited reveals, a fork (the slow worker lane's handle) on the same
+//! store trusting the same store key, the queue preview and counts by reason, and the
+//! dashboard's running totals against a fresh count after a decision and a rerun.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "review_store/support.rs"]
@@ -406,4 +407,103 @@ fn a_fork_trusts_the_store_key_the_first_connection_was_given() {
         "{:?}",
         audit.chain
     );
+}
+
+/// The dashboard's numbers without the waiting list's ages (they read the clock).
+fn numbers(d: &cq::review::source::Dashboard) -> String {
+    format!(
+        "{:?} {:?} {} {:?} {:?}",
+        d.days,
+        d.top_reasons,
+        d.waiting_total,
+        d.waiting.iter().map(|r| r.id.0.clone()).collect::<Vec<_>>(),
+        d.reviewers
+    )
+}
+
+#[test]
+fn the_dashboard_keeps_running_totals_that_a_fresh_count_agrees_with() {
+    let fx = Fixture::build();
+    let mut alice = fx.source(Mode::ReadWrite, Some(&fx.alice));
+    let first = alice.dashboard().unwrap();
+    let recorded: usize = first.days.iter().map(|d| d.quarantined + d.accepted).sum();
+    assert_eq!(recorded, 5);
+    assert_eq!(first.waiting_total, 3);
+    assert!(first.reviewers.is_empty());
+    // A decision: the running totals move by it alone.
+    let id = ItemId(fx.conflict.clone());
+    let seen = alice.item(&id).unwrap().report_sha256;
+    alice.decide(&id, &reject(&seen, "poisoned")).unwrap();
+    let after = alice.dashboard().unwrap();
+    assert_eq!(after.waiting_total, 2);
+    assert_eq!(after.reviewers.len(), 1);
+    assert_eq!(after.reviewers[0].rejected, 1);
+    assert_eq!(after.days.iter().map(|d| d.rejected).sum::<usize>(), 1);
+    let fresh = fx.source(Mode::ReadOnly, None).dashboard().unwrap();
+    assert_eq!(numbers(&after), numbers(&fresh));
+    // A rerun that changes a report (another policy) may change a main reason: the running
+    // reason counts are read again and still agree with a fresh count.
+    let mut other = fx.source_with_policy(Mode::ReadWrite, None, "default");
+    let changed = other.rerun(&ItemId(fx.secret.clone())).unwrap();
+    assert!(changed.changed);
+    let after = alice.dashboard().unwrap();
+    let fresh = fx.source(Mode::ReadOnly, None).dashboard().unwrap();
+    assert_eq!(numbers(&after), numbers(&fresh));
+}
+
+#[test]
+fn the_preview_masks_secrets_and_lists_failing_checks() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let preview = src.preview(&ItemId(fx.secret.clone())).unwrap();
+    let shown = preview.summary_head.join("\n");
+    assert!(!shown.contains(SUMMARY_KEY), "{shown}");
+    assert!(shown.contains("Key "), "{shown}");
+    assert!(preview
+        .failing
+        .iter()
+        .any(|c| c.check == cq::review::source::CheckName::Secrets));
+    let counts = src.reason_counts(&Filter::default()).unwrap();
+    let total: usize = counts.iter().map(|(_, n)| n).sum();
+    assert_eq!(total, 3, "{counts:?}");
+    let counts = src
+        .reason_counts(&Filter::parse("tenant:initech").unwrap())
+        .unwrap();
+    assert_eq!(counts, vec![("schema".to_owned(), 1)]);
+}
+
+#[test]
+fn severity_pages_read_class_by_class_match_the_stores_severity_order() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let store = Store::open(&fx.db, Mode::ReadOnly).unwrap();
+    let filter = cq::store::ListFilter::default();
+    for limit in 1..=6 {
+        for offset in 0..=6 {
+            let ours: Vec<String> = src
+                .queue_page(&Filter::default(), Sort::Severity, offset, limit)
+                .unwrap()
+                .rows
+                .into_iter()
+                .map(|r| r.id.0)
+                .collect();
+            let theirs: Vec<String> = store
+                .list(
+                    &filter,
+                    cq::store::SortKey::Severity,
+                    offset as u64,
+                    limit as u64,
+                )
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect();
+            assert_eq!(ours, theirs, "offset {offset}, limit {limit}");
+        }
+    }
+    // With a filter too.
+    let q = Filter::parse("!status:accepted").unwrap();
+    let page = src.queue_page(&q, Sort::Severity, 1, 5).unwrap();
+    assert_eq!(page.rows.len(), 2);
+    assert!(page.rows.iter().all(|r| r.status != Status::Accepted));
 }

@@ -70,9 +70,9 @@ fn file_input_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let clean = dir.path().join("clean.txt");
     std::fs::write(&clean, "hello").unwrap();
-    assert_eq!(run(&args(&clean, None)).unwrap(), 0);
+    assert_eq!(run(&args(&clean, None), &mut Vec::new()).unwrap(), 0);
     let missing = dir.path().join("missing.txt");
-    let err = run(&args(&missing, None)).unwrap_err();
+    let err = run(&args(&missing, None), &mut Vec::new()).unwrap_err();
     assert!(format!("{err:#}").contains("missing.txt"), "{err:#}");
     let err = scanner(Some(dir.path()), &[]).unwrap_err();
     assert!(format!("{err:#}").contains("no rule files"), "{err:#}");

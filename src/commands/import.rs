@@ -15,7 +15,7 @@ use crate::engine::verdict::Verdict;
 use crate::service::agents::{request_for, PinTracker};
 use crate::service::record::new_compaction;
 use crate::service::Checker;
-use crate::store::{Mode, Recorded, Store};
+use crate::store::{Mode, NewCompaction, Recorded, Store};
 
 use super::{policy, store, warn, Exit, Output};
 
@@ -36,47 +36,63 @@ struct Tally {
     problems: Vec<String>,
 }
 
-/// Checks and records the compactions of one transcript; what happened goes in `tally`.
-fn import_one(
-    checker: &Checker,
-    store: &Store,
-    runtime: Runtime,
-    file: &Path,
-    tally: &mut Tally,
-) -> anyhow::Result<()> {
+/// One transcript read and checked: what to record, and what went wrong.
+#[derive(Default)]
+struct Checked {
+    found: u64,
+    problems: Vec<String>,
+    /// What the store keeps of each compaction, with its session (task).
+    items: Vec<(NewCompaction, String)>,
+}
+
+/// Reads and checks the compactions of one transcript (no store access: transcripts are
+/// checked on many threads).
+fn read_and_check(checker: &Checker, runtime: Runtime, file: &Path) -> Checked {
     let found = agents::import_file(file, runtime, &Limits::default());
-    tally
-        .problems
-        .extend(found.problems.iter().map(ToString::to_string));
+    let mut out = Checked {
+        problems: found.problems.iter().map(ToString::to_string).collect(),
+        ..Checked::default()
+    };
     let mut pins = PinTracker::new();
-    let mut items = Vec::with_capacity(found.compactions.len());
-    let mut sessions = Vec::new();
     for c in &found.compactions {
-        tally.found += 1;
+        out.found += 1;
         let at = format!("{}:{}", file.display(), c.line);
         let pinned = match pins.pins_for(c) {
             Ok(pinned) => pinned,
             Err(e) => {
-                tally.problems.push(format!("{at}: {e:#}"));
+                out.problems.push(format!("{at}: {e:#}"));
                 continue;
             }
         };
         let request = request_for(c, checker.policy(), pinned);
         match checker.check(&request) {
-            Ok(outcome) => {
-                items.push(new_compaction(&request, &outcome, checker.release_rules()));
-                sessions.push(request.task_id.clone());
-            }
-            Err(e) => tally.problems.push(format!("{at}: refused: {e}")),
+            Ok(outcome) => out.items.push((
+                new_compaction(&request, &outcome, checker.release_rules()),
+                request.task_id.clone(),
+            )),
+            Err(e) => out.problems.push(format!("{at}: refused: {e}")),
         }
     }
-    if items.is_empty() {
+    out
+}
+
+/// Records one transcript's compactions and points each session at its latest.
+fn record(
+    store: &Store,
+    runtime: Runtime,
+    file: &Path,
+    checked: Checked,
+    tally: &mut Tally,
+) -> anyhow::Result<()> {
+    tally.found += checked.found;
+    tally.problems.extend(checked.problems);
+    if checked.items.is_empty() {
         return Ok(());
     }
+    let (items, sessions): (Vec<NewCompaction>, Vec<String>) = checked.items.into_iter().unzip();
     let results = store
         .record_batch(&items)
         .with_context(|| format!("while recording the compactions of \"{}\"", file.display()))?;
-    // The session index points at each session's last compaction in this transcript.
     let mut latest: Vec<(String, String)> = Vec::new();
     for ((item, task), result) in items.iter().zip(&sessions).zip(results) {
         let id = match result {
@@ -106,6 +122,9 @@ fn import_one(
     Ok(())
 }
 
+/// Transcripts read and checked on the pool per round (their results held until recorded).
+const ROUND: usize = 32;
+
 pub fn run(args: &ImportArgs, out: &mut Output) -> anyhow::Result<Exit> {
     let runtime = runtime(args.runtime);
     let policy = policy::resolve(&PolicyArgs::from(&args.policy))?;
@@ -130,10 +149,20 @@ pub fn run(args: &ImportArgs, out: &mut Output) -> anyhow::Result<Exit> {
         ProgressStyle::with_template("{bar:30} {pos}/{len} transcripts ({per_sec}) {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let pool = super::jobs::pool(args.jobs)?;
     let mut tally = Tally::default();
-    for file in &files {
-        progress.inc(1);
-        import_one(&checker, &store, runtime, file, &mut tally)?;
+    for round in files.chunks(ROUND) {
+        use rayon::prelude::*;
+        let checked: Vec<Checked> = pool.install(|| {
+            round
+                .par_iter()
+                .map(|file| read_and_check(&checker, runtime, file))
+                .collect()
+        });
+        for (file, result) in round.iter().zip(checked) {
+            progress.inc(1);
+            record(&store, runtime, file, result, &mut tally)?;
+        }
     }
     progress.finish_and_clear();
     writeln!(

@@ -32,12 +32,17 @@ struct Tally {
     bad: Vec<String>,
 }
 
+/// Bytes of request lines held at once before they are checked and recorded.
+const BATCH_BYTES: usize = 64 * 1024 * 1024;
+
 pub fn run(
     file: &Path,
+    jobs: Option<u16>,
     store_args: &StoreArgs,
     policy_args: &PolicyArgs,
     out: &mut Output,
 ) -> anyhow::Result<Exit> {
+    let pool = super::jobs::pool(jobs)?;
     let checker = Checker::new(policy::resolve(policy_args)?)?;
     let store = store::open(store_args, Mode::ReadWrite)?;
     let mut reader = BufReader::new(
@@ -50,8 +55,8 @@ pub fn run(
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let mut tally = Tally::default();
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut lines = Vec::with_capacity(BATCH);
+    let mut pending: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BATCH);
+    let mut held = 0usize;
     let mut buf = Vec::new();
     let mut number = 0usize;
     while let Some(read) =
@@ -74,18 +79,14 @@ pub fn run(
             continue;
         }
         progress.inc(1);
-        match check_line(&checker, &buf) {
-            Ok(item) => {
-                batch.push(item);
-                lines.push(number);
-            }
-            Err(why) => tally.bad.push(format!("line {number}: {why}")),
-        }
-        if batch.len() == BATCH {
-            flush(&store, &mut batch, &mut lines, &mut tally)?;
+        held += buf.len();
+        pending.push((number, std::mem::take(&mut buf)));
+        if pending.len() == BATCH || held >= BATCH_BYTES {
+            check_and_record(&pool, &checker, &store, &mut pending, &mut tally)?;
+            held = 0;
         }
     }
-    flush(&store, &mut batch, &mut lines, &mut tally)?;
+    check_and_record(&pool, &checker, &store, &mut pending, &mut tally)?;
     progress.finish_and_clear();
     writeln!(
         out,
@@ -104,6 +105,36 @@ pub fn run(
     } else {
         Exit::SomeRefused
     })
+}
+
+/// Checks the pending lines on the pool (results in line order) and records them in one batch.
+fn check_and_record(
+    pool: &rayon::ThreadPool,
+    checker: &Checker,
+    store: &Store,
+    pending: &mut Vec<(usize, Vec<u8>)>,
+    tally: &mut Tally,
+) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    let checked: Vec<(usize, Result<NewCompaction, String>)> = pool.install(|| {
+        pending
+            .par_iter()
+            .map(|(number, line)| (*number, check_line(checker, line)))
+            .collect()
+    });
+    pending.clear();
+    let mut batch = Vec::with_capacity(checked.len());
+    let mut lines = Vec::with_capacity(checked.len());
+    for (number, result) in checked {
+        match result {
+            Ok(item) => {
+                batch.push(item);
+                lines.push(number);
+            }
+            Err(why) => tally.bad.push(format!("line {number}: {why}")),
+        }
+    }
+    flush(store, &mut batch, &mut lines, tally)
 }
 
 /// One line checked: what the store keeps of it, or why it is bad.

@@ -11,7 +11,7 @@
 
 mod walk;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -49,9 +49,9 @@ pub struct Report {
 
 /// Scans the input `args` names and prints masked findings (skipped files to stderr). Returns
 /// the exit code: 0 clean, 1 findings. Errors become exit code 2 in `main`.
-pub fn run(args: &ScanArgs) -> anyhow::Result<i32> {
+pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let scanner = scanner(args.rules.as_deref(), &args.entity_types)?;
-    let pool = pool(args.jobs.map(usize::from))?;
+    let pool = super::jobs::pool(args.jobs)?;
     let report = match &args.input {
         Some(path) if path.as_os_str() != "-" && path.is_dir() => {
             pool.install(|| walk::scan_dir(&scanner, path))?
@@ -68,20 +68,7 @@ pub fn run(args: &ScanArgs) -> anyhow::Result<i32> {
     for s in &report.skipped {
         writeln!(err, "cq scan: skipped \"{}\": {}", shown(&s.path), s.reason)?;
     }
-    let mut out = std::io::stdout().lock();
-    write_report(&report, args.json, &scanner, &mut out)
-}
-
-/// A rayon pool of `jobs` threads, or one per core.
-pub fn pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
-    let threads = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .thread_name(|i| format!("cq-scan-{i}"))
-        .build()
-        .context("while starting the scan threads; try --jobs 1")
+    write_report(&report, args.json, &scanner, out)
 }
 
 /// The built-in pack or the rules in `rules`, narrowed to `entity_types` when any are given (an
@@ -169,18 +156,18 @@ fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// The largest single input `cq scan` reads (a directory's files are each read on their own).
+const MAX_SCAN_BYTES: usize = 1 << 30;
+
 fn read_input(input: Option<&PathBuf>) -> anyhow::Result<String> {
-    match input {
-        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
-            .with_context(|| format!("while reading \"{}\"", path.display())),
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("while reading stdin")?;
-            Ok(text)
-        }
-    }
+    let bytes = super::input::read(input, MAX_SCAN_BYTES)?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not UTF-8 text (byte {}): scan text or JSON",
+            super::input::name(input),
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Untrusted text (a field path holding a JSON key, a file name) as it may reach the terminal.

@@ -9,20 +9,24 @@
 //! focus, where they are typed. The screens' handlers live in the submodules; what the app
 //! knows of the drawn layout comes from [`Event::Layout`] after each draw.
 
+mod constraints;
 mod detail;
 mod dialog;
 mod jobs;
 mod layout;
 mod queue;
+mod triage;
 
 use std::collections::BTreeSet;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+pub use constraints::{changed_since, opens_on_constraints, CPane};
 pub use detail::{findings, item_anomalies, DetailState, DiffKind, Finding, Pane, RerunState};
 pub use dialog::{DecisionDialog, DialogField, DialogStage, Input, RevealPrompt};
 pub use jobs::{AuditState, RerunJob};
 pub use queue::QueueState;
+pub use triage::{DashboardState, PreviewState};
 
 use crate::review::action::Action;
 use crate::review::event::Event;
@@ -91,8 +95,11 @@ pub struct AppOptions {
 pub enum Screen {
     Queue,
     Detail,
+    /// The open item's constraints, each with why it passed or failed.
+    Constraints,
     Diff,
     Audit,
+    Dashboard,
 }
 
 /// What floats above the screen and takes the keys.
@@ -128,6 +135,10 @@ pub struct App {
     pub reruns_pending: BTreeSet<ItemId>,
     /// The rerun job on the slow lane, while it runs.
     pub rerun_job: Option<RerunJob>,
+    /// The dashboard's numbers.
+    pub dashboard: DashboardState,
+    /// The screen the dashboard goes back to.
+    pub dashboard_from: Screen,
     /// The layout of the frame last drawn.
     pub layout: LayoutMetrics,
     pub tick: u64,
@@ -150,6 +161,8 @@ impl App {
             message: None,
             reruns_pending: BTreeSet::new(),
             rerun_job: None,
+            dashboard: DashboardState::Idle,
+            dashboard_from: Screen::Queue,
             layout: LayoutMetrics::default(),
             tick: 0,
             quit: false,
@@ -157,10 +170,11 @@ impl App {
         }
     }
 
-    /// The first requests: reason codes and the first queue page.
+    /// The first requests: reason codes, the first queue page and its counts by reason.
     pub fn start(&mut self) -> Vec<Effect> {
         let mut effects = vec![Effect::Request(Request::ReasonCodes)];
         effects.extend(self.reload_queue());
+        effects.extend(self.reload_reasons());
         effects
     }
 
@@ -194,10 +208,13 @@ impl App {
             &self.overlay,
             Some(Overlay::Decision(d)) if d.stage == DialogStage::Submitting
         );
+        let dashboard = self.screen == Screen::Dashboard
+            && matches!(self.dashboard, DashboardState::Loading { .. });
         self.queue.loading.is_some()
             || !self.reruns_pending.is_empty()
             || detail_waiting
             || submitting
+            || dashboard
     }
 
     /// Rows of the body (screen minus header, status line, footer and borders): the page
@@ -269,6 +286,7 @@ impl App {
         if was_audit && self.screen != Screen::Audit {
             effects.extend(self.left_audit());
         }
+        effects.extend(self.want_preview());
         effects
     }
 
@@ -299,8 +317,11 @@ impl App {
                 self.overlay = Some(Overlay::Command(Input::default()));
                 Vec::new()
             }
+            Action::Dashboard if self.screen != Screen::Dashboard => self.open_dashboard(),
             _ => match self.screen {
                 Screen::Queue => self.on_queue_action(action),
+                Screen::Constraints => self.on_constraints_action(action),
+                Screen::Dashboard => self.on_dashboard_action(action),
                 Screen::Detail | Screen::Diff | Screen::Audit => self.on_detail_action(action),
             },
         }
@@ -318,6 +339,18 @@ impl App {
                 Vec::new()
             }
             WorkerResult::Item { generation, result } => self.on_item(generation, result),
+            WorkerResult::Preview { generation, result } => {
+                self.on_preview(generation, result);
+                Vec::new()
+            }
+            WorkerResult::Reasons { generation, result } => {
+                self.on_reasons(generation, result);
+                Vec::new()
+            }
+            WorkerResult::Dashboard { generation, result } => {
+                self.on_dashboard(generation, result);
+                Vec::new()
+            }
             WorkerResult::Audit { generation, result } => {
                 self.on_audit(generation, result);
                 Vec::new()
@@ -352,7 +385,7 @@ impl App {
         };
         if let Some(action) = scroll {
             // The wheel scrolls the pane under the pointer.
-            if self.screen == Screen::Detail {
+            if matches!(self.screen, Screen::Detail | Screen::Constraints) {
                 self.click_pane(mouse.column, mouse.row);
             }
             return self.on_action(action);
@@ -360,7 +393,7 @@ impl App {
         match mouse.kind {
             MouseEventKind::Down(MouseButton::Left) => match self.screen {
                 Screen::Queue => self.click_queue_row(mouse.row),
-                Screen::Detail => {
+                Screen::Detail | Screen::Constraints => {
                     self.click_pane(mouse.column, mouse.row);
                     Vec::new()
                 }
@@ -382,6 +415,8 @@ impl App {
             "help" => self.on_action(Action::Help),
             "rerun" => self.on_action(Action::Rerun),
             "audit" => self.on_action(Action::Audit),
+            "constraints" => self.on_action(Action::Constraints),
+            "dashboard" => self.on_action(Action::Dashboard),
             "diff" => self.on_action(Action::ToggleDiff),
             "filter" => self.set_filter(&rest.join(" ")),
             "sort" => match rest.first().copied() {
@@ -407,7 +442,7 @@ impl App {
             }
             other => {
                 self.error(format!(
-                    "unknown command \"{other}\"; try :release, :reject, :rerun, :filter …, :sort, :audit, :quit"
+                    "unknown command \"{other}\"; try :release, :reject, :rerun, :filter …, :sort, :constraints, :dashboard, :audit, :quit"
                 ));
                 Vec::new()
             }

@@ -14,6 +14,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
+mod triage;
+
+pub use triage::{
+    date_of, day_number, Dashboard, DayCounts, ItemPreview, PreviewCheck, ReviewerCounts, Severity,
+};
+
+pub use crate::service::constraints::{
+    ClaimEvidence, Closest, ConflictMatch, ConstraintEvidence, ConstraintKind, ConstraintStatus,
+    PinnedEvidence, Sentence, TurnMatch,
+};
+
 use crate::review::filter::Filter;
 
 /// Identifies one quarantined (or decided) compaction in the store.
@@ -127,10 +138,10 @@ impl Outcome {
 /// How the queue is ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sort {
-    /// Oldest first (the default: the longest-waiting item is on top).
-    #[default]
+    /// Oldest first.
     Age,
-    /// Worst outcome first, then oldest.
+    /// The most severe failing check first, then oldest (the default: triage order).
+    #[default]
     Severity,
 }
 
@@ -142,7 +153,9 @@ pub struct QueueRow {
     pub task: String,
     pub status: Status,
     pub outcome: Outcome,
-    /// The first failing check's reason code, e.g. `secret` or `consistency:conflict`.
+    /// The most severe failing check's class (the seed's outcome is the first failure's).
+    pub severity: Severity,
+    /// The most severe failing check's reason code, e.g. `secrets: secret_found`.
     pub main_reason: String,
     /// When the gate quarantined it (Unix seconds, trusted).
     pub created_unix: i64,
@@ -384,6 +397,8 @@ pub struct ItemDetail {
     pub summary_text: String,
     pub summary_spans: Vec<SummarySpan>,
     pub checks: Vec<CheckResult>,
+    /// Why each constraint and authority claim passed or failed, failing ones first.
+    pub constraints: Vec<ConstraintEvidence>,
     pub claims: Vec<Claim>,
     pub pinned: Vec<PinnedView>,
     /// The previous summary of the same task, if there is one.
@@ -479,6 +494,12 @@ pub trait ReviewSource: Send {
     ) -> anyhow::Result<QueuePage>;
     /// One item in full.
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail>;
+    /// The focused queue row at a glance (cheaper than [`ReviewSource::item`]).
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview>;
+    /// What `filter` matches, by the check of its main reason, most first.
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>>;
+    /// The dashboard's numbers; a source keeps running totals and reads only what changed.
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard>;
     /// Reruns every check on the item under the current policy and stores the new report.
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome>;
     /// Records a decision (or refuses, saying why).

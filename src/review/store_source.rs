@@ -13,20 +13,23 @@
 
 mod deferred;
 pub mod detail;
+mod triage;
 
 use anyhow::Context as _;
 
 use crate::audit::keys::NamedKey;
 use crate::audit::ChainCheck;
+use crate::engine::verdict::VerdictClass;
 use crate::policy::Policy;
 use crate::review::filter::{Filter, Predicate};
 use crate::review::source::{
-    AuditView, ChainStatus, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail, ItemId,
-    PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Role,
-    Sort, SourceMessage, Status,
+    AuditView, ChainStatus, Dashboard, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail,
+    ItemId, ItemPreview, PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome,
+    ReviewSource, Role, Sort, SourceMessage, Status,
 };
+use crate::service::constraints;
 use crate::service::decide::{decide, reason_rules};
-use crate::service::inspect::{inspect, reveal, Inspection};
+use crate::service::inspect::{glance, inspect, reveal, Inspection};
 use crate::service::recheck::{self, recheck};
 use crate::service::Checker;
 use crate::store::{
@@ -35,6 +38,7 @@ use crate::store::{
 };
 
 use deferred::Deferred;
+use triage::Tally;
 
 /// The store behind `cq review`.
 pub struct StoreSource {
@@ -45,6 +49,8 @@ pub struct StoreSource {
     reviewer: Option<String>,
     /// The log's chain as far as this source has checked it.
     chain: Option<ChainCheck>,
+    /// The dashboard's running totals (kept by the lane that owns this source).
+    tally: Tally,
 }
 
 impl std::fmt::Debug for StoreSource {
@@ -98,6 +104,7 @@ impl StoreSource {
             key,
             reviewer,
             chain: None,
+            tally: Tally::default(),
         })
     }
 
@@ -146,6 +153,7 @@ impl StoreSource {
             summary_text: inspection.summary.text.clone(),
             summary_spans: detail::spans(inspection),
             checks: detail::check_results(inspection),
+            constraints: constraints::evidence(inspection, &self.policy),
             claims: detail::claims(&inspection.summary, &self.policy),
             pinned: detail::pinned(inspection, &self.policy),
             previous_summary: inspection.previous_summary.clone(),
@@ -161,6 +169,49 @@ impl StoreSource {
                 .collect(),
             receipts: inspection.receipts.iter().cloned().map(receipt).collect(),
         }
+    }
+
+    /// One page of the queue most severe first, then oldest (the store's
+    /// [`SortKey::Severity`] order), read class by class along the queue's time index: the
+    /// store has no index on the verdict class, so one query sorting every row would scan the
+    /// whole table for each page, where the first page of a class takes one short index walk.
+    /// A page that starts past a class's rows counts that class to skip it.
+    fn severity_page(
+        &self,
+        list: &ListFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<Vec<store::CompactionSummary>> {
+        let mut rows = Vec::new();
+        let mut skip = offset;
+        for class in VerdictClass::by_severity() {
+            let need = limit.saturating_sub(rows.len() as u64);
+            if need == 0 {
+                break;
+            }
+            if list.verdict_class.is_some_and(|c| c != class) {
+                continue;
+            }
+            let of_class = ListFilter {
+                verdict_class: Some(class),
+                ..list.clone()
+            };
+            let page = self
+                .store
+                .list(&of_class, SortKey::OldestFirst, skip, need)
+                .context("while reading the queue")?;
+            if page.is_empty() && skip > 0 {
+                let n = self
+                    .store
+                    .count(&of_class)
+                    .context("while counting the queue")?;
+                skip = skip.saturating_sub(n);
+                continue;
+            }
+            skip = 0;
+            rows.extend(page);
+        }
+        Ok(rows)
     }
 
     fn receipts(&self, id: &str) -> anyhow::Result<Vec<Receipt>> {
@@ -189,6 +240,21 @@ fn receipt(stored: store::StoredReceipt) -> Receipt {
         body: stored.body,
         sha256: stored.sha256,
         signature: stored.signature,
+    }
+}
+
+/// The queue row of a stored compaction.
+fn queue_row(s: store::CompactionSummary) -> QueueRow {
+    QueueRow {
+        status: status_of(s.status, s.approvals > 0),
+        outcome: detail::outcome(s.outcome),
+        severity: triage::severity(s.verdict_class),
+        created_unix: s.created_unix(),
+        anomaly_count: s.anomaly_count as usize,
+        id: ItemId(s.id),
+        tenant: s.tenant_id,
+        task: s.task_id,
+        main_reason: s.main_reason,
     }
 }
 
@@ -315,26 +381,14 @@ impl ReviewSource for StoreSource {
             .iter()
             .map(|s| counts_by_status.get(s).copied().unwrap_or(0))
             .sum();
-        let sort = match sort {
-            Sort::Age => SortKey::OldestFirst,
-            Sort::Severity => SortKey::Severity,
+        let rows = match sort {
+            Sort::Age => self
+                .store
+                .list(&list, SortKey::OldestFirst, offset as u64, limit as u64)
+                .context("while reading the queue")?,
+            Sort::Severity => self.severity_page(&list, offset as u64, limit as u64)?,
         };
-        let rows = self
-            .store
-            .list(&list, sort, offset as u64, limit as u64)
-            .context("while reading the queue")?
-            .into_iter()
-            .map(|s| QueueRow {
-                status: status_of(s.status, s.approvals > 0),
-                outcome: detail::outcome(s.outcome),
-                created_unix: s.created_unix(),
-                anomaly_count: s.anomaly_count as usize,
-                id: ItemId(s.id),
-                tenant: s.tenant_id,
-                task: s.task_id,
-                main_reason: s.main_reason,
-            })
-            .collect();
+        let rows = rows.into_iter().map(queue_row).collect();
         Ok(QueuePage {
             rows,
             total,
@@ -347,6 +401,32 @@ impl ReviewSource for StoreSource {
         let inspection = inspect(&self.store, self.checker.get()?.scanner(), &id.0)
             .with_context(|| format!("while loading \"{id}\""))?;
         Ok(self.detail(&inspection))
+    }
+
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        self.checker.wait()?;
+        let glanced = glance(&self.store, self.checker.get()?.scanner(), &id.0)
+            .with_context(|| format!("while previewing \"{id}\""))?;
+        Ok(triage::preview(&glanced))
+    }
+
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        let Some((list, _)) = list_filter(filter) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .store
+            .reason_counts(&list)
+            .context("while counting the queue by reason")?
+            .into_iter()
+            .map(|(reason, n)| (reason, n as usize))
+            .collect())
+    }
+
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        self.tally
+            .refresh(&self.store)
+            .context("while counting the store for the dashboard")
     }
 
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
@@ -484,6 +564,7 @@ impl ReviewSource for StoreSource {
             key: self.key.clone(),
             reviewer: self.reviewer.clone(),
             chain: None,
+            tally: Tally::default(),
         }))
     }
 }

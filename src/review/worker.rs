@@ -2,9 +2,10 @@
 //!
 //! Work goes down one of two [`lanes`], each a thread with its own [`ReviewSource`] handle
 //! (its own SQLite connection in production), so neither ever blocks drawing:
-//! - the fast lane answers [`Request`]s: queue pages, item loads, reason codes, decisions and
-//!   reveals. Reads coalesce newest-wins: when several queue loads (or item loads) wait, only
-//!   the last runs. Writes never coalesce and never get dropped.
+//! - the fast lane answers [`Request`]s: queue pages, item loads, the focused row's preview,
+//!   the queue's reason counts, the dashboard, reason codes, decisions and reveals. Reads
+//!   coalesce newest-wins: when several queue loads (or item loads, previews…) wait, only the
+//!   last runs. Writes never coalesce and never get dropped.
 //! - the slow lane runs [`Job`]s: reruns (one item, or every tagged one) and the audit view's
 //!   whole-store `audit verify`. A new job of the same [`JobKind`] cancels the one running
 //!   (and any still waiting); a batch rerun stops between items, an audit verify that cannot
@@ -20,8 +21,8 @@ pub use lanes::Lanes;
 
 use crate::review::filter::Filter;
 use crate::review::source::{
-    AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, ReasonCode,
-    Receipt, RerunOutcome, ReviewSource, Sort,
+    AuditView, Dashboard, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, ItemPreview,
+    QueuePage, ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort,
 };
 
 /// Quick work for the fast lane.
@@ -37,6 +38,20 @@ pub enum Request {
     Item {
         generation: u64,
         id: ItemId,
+    },
+    /// The focused queue row's preview.
+    Preview {
+        generation: u64,
+        id: ItemId,
+    },
+    /// The queue's counts by reason, for the header.
+    Reasons {
+        generation: u64,
+        filter: Filter,
+    },
+    /// The dashboard's numbers.
+    Dashboard {
+        generation: u64,
     },
     ReasonCodes,
     Decide {
@@ -62,6 +77,9 @@ impl Request {
             Request::Queue { .. } => Some(0),
             Request::Item { .. } => Some(1),
             Request::ReasonCodes => Some(2),
+            Request::Preview { .. } => Some(3),
+            Request::Reasons { .. } => Some(4),
+            Request::Dashboard { .. } => Some(5),
             _ => None,
         }
     }
@@ -114,6 +132,18 @@ pub enum WorkerResult {
         generation: u64,
         result: Result<ItemDetail, String>,
     },
+    Preview {
+        generation: u64,
+        result: Result<ItemPreview, String>,
+    },
+    Reasons {
+        generation: u64,
+        result: Result<Vec<(String, usize)>, String>,
+    },
+    Dashboard {
+        generation: u64,
+        result: Result<Dashboard, String>,
+    },
     Audit {
         generation: u64,
         result: Result<AuditView, String>,
@@ -161,6 +191,18 @@ pub fn handle(source: &mut dyn ReviewSource, request: Request) -> WorkerResult {
         Request::Item { generation, id } => WorkerResult::Item {
             generation,
             result: source.item(&id).map_err(text),
+        },
+        Request::Preview { generation, id } => WorkerResult::Preview {
+            generation,
+            result: source.preview(&id).map_err(text),
+        },
+        Request::Reasons { generation, filter } => WorkerResult::Reasons {
+            generation,
+            result: source.reason_counts(&filter).map_err(text),
+        },
+        Request::Dashboard { generation } => WorkerResult::Dashboard {
+            generation,
+            result: source.dashboard().map_err(text),
         },
         Request::ReasonCodes => WorkerResult::ReasonCodes(source.reason_codes().map_err(text)),
         Request::Decide { id, request } => WorkerResult::Decided {
@@ -252,7 +294,7 @@ mod tests {
         Request::Queue {
             generation,
             filter: Filter::default(),
-            sort: Sort::Age,
+            sort: Sort::Severity,
             offset: 0,
             limit: 10,
         }

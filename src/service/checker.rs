@@ -84,3 +84,13 @@ impl Checker {
             .check(request, &self.backend, self.backend.scanner(), &mut audit)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    fn assert_sync<T: Sync + Send>() {}
+
+    #[test]
+    fn a_checker_is_shared_by_every_thread_of_a_bulk_run() {
+        assert_sync::<super::Checker>();
+    }
+}

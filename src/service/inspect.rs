@@ -272,6 +272,34 @@ pub fn inspect(store: &Store, scanner: &Scanner, id: &str) -> anyhow::Result<Ins
     })
 }
 
+/// A compaction at a glance: its row, current report and summary, secrets overwritten.
+#[derive(Debug, Clone)]
+pub struct Glance {
+    pub compaction: Compaction,
+    pub report: SealedReport,
+    pub summary: SummaryParts,
+}
+
+/// Compaction `id` as a queue preview needs it: like [`inspect`], without scanning the source
+/// messages or reading the previous summary and receipts.
+pub fn glance(store: &Store, scanner: &Scanner, id: &str) -> anyhow::Result<Glance> {
+    let compaction = store
+        .compaction(id)?
+        .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
+    let (_, mut summary, report) = load(store, &compaction)?;
+    let ranges: Vec<_> = summary_secrets(&report, &summary, scanner)
+        .into_iter()
+        .map(|s| s.range)
+        .collect();
+    summary.text = mask(&summary.text, &ranges);
+    summary.claims.clear();
+    Ok(Glance {
+        compaction,
+        report,
+        summary,
+    })
+}
+
 /// The previous summary of the same task, masked the same way.
 fn previous_summary(
     store: &Store,

@@ -60,31 +60,68 @@ pub fn current_report(store: &Store, id: &str) -> anyhow::Result<SealedReport> {
     Ok(report)
 }
 
-/// Reruns the checks on compaction `id` and stores the new report.
-pub fn recheck(store: &Store, checker: &Checker, id: &str) -> anyhow::Result<Recheck> {
+/// What a rerun starts from: the stored request and the report current before it.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub id: String,
+    pub request: GateRequest,
+    pub before: SealedReport,
+}
+
+/// Reads what rerunning compaction `id` needs.
+pub fn prepare(store: &Store, id: &str) -> anyhow::Result<Pending> {
     let compaction = store
         .compaction(id)?
         .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
     let before = current_report(store, id)?;
     let request = GateRequest::from_json(compaction.request_json.as_bytes())
         .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"))?;
-    let outcome = checker
-        .check(&request)
-        .with_context(|| format!("while rechecking \"{id}\""))?;
+    Ok(Pending {
+        id: id.to_owned(),
+        request,
+        before,
+    })
+}
+
+/// Runs the checks on a prepared rerun (no store access: bulk reruns do this on many threads).
+pub fn run(
+    checker: &Checker,
+    pending: &Pending,
+) -> anyhow::Result<crate::engine::gate::GateOutcome> {
+    checker
+        .check(&pending.request)
+        .with_context(|| format!("while rechecking \"{}\"", pending.id))
+}
+
+/// Stores a rerun's report; what it changed.
+pub fn finish(
+    store: &Store,
+    checker: &Checker,
+    pending: Pending,
+    outcome: crate::engine::gate::GateOutcome,
+) -> anyhow::Result<Recheck> {
+    let id = pending.id;
     let report = new_report(
         &outcome.report,
         outcome.summary_text.as_deref(),
         checker.release_rules(),
     );
     let change = store
-        .record_rerun(id, &report)
+        .record_rerun(&id, &report)
         .with_context(|| format!("while storing the rerun of \"{id}\""))?;
     Ok(Recheck {
-        id: id.to_owned(),
-        before,
+        id,
+        before: pending.before,
         after: outcome.report,
         change,
     })
+}
+
+/// Reruns the checks on compaction `id` and stores the new report.
+pub fn recheck(store: &Store, checker: &Checker, id: &str) -> anyhow::Result<Recheck> {
+    let pending = prepare(store, id)?;
+    let outcome = run(checker, &pending)?;
+    finish(store, checker, pending, outcome)
 }
 
 /// Every quarantined compaction id, oldest first, read page by page.

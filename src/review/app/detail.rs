@@ -9,11 +9,12 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::{App, AuditState, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
+use super::{App, AuditState, CPane, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
 use crate::review::action::Action;
 use crate::review::source::{
     CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
 };
+use crate::review::view::Scroller;
 use crate::sanitize::anomaly_count;
 
 /// A pane of the detail screen.
@@ -207,6 +208,18 @@ pub struct DetailState {
     pub audit_scroll: usize,
     /// A decision asked for before the item arrived, with `:release REASON NOTE` words.
     pub pending_decision: Option<(DecisionKind, Option<String>, String)>,
+    /// The item screen the diff and audit screens go back to (detail or constraints).
+    pub item_screen: Screen,
+    /// Selected row of the constraints screen.
+    pub constraint: usize,
+    /// Focused pane of the constraints screen.
+    pub cpane: CPane,
+    /// First visible line of each constraints pane (the list follows its selection).
+    pub cscroll: [usize; 3],
+    /// Whether the constraints screen's summary follows the selected row's sentence.
+    pub summary_follows: bool,
+    /// The item as it was before the last rerun of it, to mark what changed.
+    pub before_rerun: Option<Arc<ItemDetail>>,
 }
 
 impl DetailState {
@@ -227,6 +240,12 @@ impl DetailState {
             audit: AuditState::Idle,
             audit_scroll: 0,
             pending_decision: None,
+            item_screen: Screen::Detail,
+            constraint: 0,
+            cpane: CPane::List,
+            cscroll: [0; 3],
+            summary_follows: true,
+            before_rerun: None,
         }
     }
 }
@@ -243,7 +262,8 @@ impl App {
         match result {
             Ok(item) => {
                 let all = findings(&item);
-                if detail.item.is_none() {
+                let first = detail.item.is_none();
+                if first {
                     // Start on the first finding that is not a passing check.
                     detail.finding = all
                         .iter()
@@ -256,8 +276,18 @@ impl App {
                         .unwrap_or(0);
                 }
                 detail.finding = detail.finding.min(all.len().saturating_sub(1));
+                detail.constraint = detail
+                    .constraint
+                    .min(item.constraints.len().saturating_sub(1));
+                let constraints_first = first
+                    && self.screen == Screen::Detail
+                    && super::constraints::opens_on_constraints(&item);
                 detail.item = Some(Arc::new(item));
                 detail.error = None;
+                if constraints_first {
+                    detail.item_screen = Screen::Constraints;
+                    self.screen = Screen::Constraints;
+                }
                 if let Some((kind, reason, note)) = detail.pending_decision.take() {
                     self.open_decision(kind);
                     self.prefill_dialog(reason.as_deref(), &note);
@@ -362,13 +392,14 @@ impl App {
                 Vec::new()
             }
             (Screen::Diff | Screen::Audit, Action::Back) => {
-                self.screen = Screen::Detail;
+                self.screen = detail.item_screen;
                 Vec::new()
             }
             (Screen::Diff, Action::ToggleDiff) => {
-                self.screen = Screen::Detail;
+                self.screen = detail.item_screen;
                 Vec::new()
             }
+            (_, Action::Constraints) => self.toggle_constraints(),
             (_, Action::ToggleDiff) => {
                 self.screen = Screen::Diff;
                 Vec::new()
@@ -425,8 +456,13 @@ impl App {
 
     pub(crate) fn click_pane(&mut self, column: u16, row: u16) {
         let pane = self.pane_at(column, row);
-        if let Some((detail, pane)) = self.detail.as_mut().zip(pane) {
-            detail.focus = pane;
+        let Some(detail) = self.detail.as_mut() else {
+            return;
+        };
+        match pane {
+            Some(Scroller::Detail(pane)) => detail.focus = pane,
+            Some(Scroller::Constraints(pane)) => detail.cpane = pane,
+            _ => {}
         }
     }
 }

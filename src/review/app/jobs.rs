@@ -106,9 +106,11 @@ impl App {
             .detail
             .as_mut()
             .filter(|d| d.id == id && d.rerun == RerunState::Running { generation });
+        let updated = result.is_ok() && current.is_some();
         let message = match (result, current) {
             (Ok(outcome), Some(detail)) => {
                 let changed = outcome.changed;
+                detail.before_rerun = detail.item.take();
                 detail.item = Some(Arc::new(outcome.detail.clone()));
                 detail.rerun = RerunState::Done(Arc::new(outcome));
                 Ok(if changed {
@@ -131,6 +133,9 @@ impl App {
             }
             (Err(e), None) => Err(format!("rerun {id} failed: {e}")),
         };
+        if updated {
+            self.keep_constraint_selection();
+        }
         if single {
             match message {
                 Ok(text) => self.info(text),
@@ -143,7 +148,9 @@ impl App {
         if let Some(job) = self.rerun_job.take().filter(|_| !single) {
             self.finish_batch(&job);
         }
-        self.reload_queue()
+        let mut effects = self.reload_queue();
+        effects.extend(self.reload_reasons());
+        effects
     }
 
     fn finish_batch(&mut self, job: &RerunJob) {

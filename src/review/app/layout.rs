@@ -4,7 +4,7 @@
 //! the metrics of the state being updated. Before a pane has been drawn there is no limit:
 //! the view clamps what it draws, and the layout that follows clamps the state to match.
 
-use super::{App, Pane, Screen};
+use super::{App, CPane, Pane, Screen};
 use crate::review::view::{LayoutMetrics, PaneMetrics, Scroller};
 
 impl App {
@@ -15,11 +15,22 @@ impl App {
         let Some(detail) = self.detail.as_mut() else {
             return;
         };
+        if detail.summary_follows {
+            if let Some(line) = self.layout.constraint_summary_scroll {
+                detail.cscroll[CPane::Summary.index()] = line;
+            }
+        }
         for pane in &self.layout.panes {
             let target = match pane.scroller {
-                // The checks pane follows its selected finding instead.
-                Scroller::Detail(Pane::Checks) => continue,
+                // The checks pane and the constraints list follow their selection instead.
+                Scroller::Detail(Pane::Checks)
+                | Scroller::Constraints(CPane::List)
+                | Scroller::Preview => continue,
                 Scroller::Detail(p) => match detail.scroll.get_mut(p.index()) {
+                    Some(scroll) => scroll,
+                    None => continue,
+                },
+                Scroller::Constraints(p) => match detail.cscroll.get_mut(p.index()) {
                     Some(scroll) => scroll,
                     None => continue,
                 },
@@ -47,8 +58,9 @@ impl App {
     /// detail screen).
     fn scrolling_pane(&self) -> Option<&PaneMetrics> {
         let scroller = match self.screen {
-            Screen::Queue => return None,
+            Screen::Queue | Screen::Dashboard => return None,
             Screen::Detail => Scroller::Detail(self.detail.as_ref()?.focus),
+            Screen::Constraints => Scroller::Constraints(self.detail.as_ref()?.cpane),
             Screen::Diff => Scroller::Diff,
             Screen::Audit => Scroller::Audit,
         };
@@ -71,12 +83,13 @@ impl App {
             .max(1)
     }
 
-    /// The detail pane drawn under a screen position.
-    pub(crate) fn pane_at(&self, column: u16, row: u16) -> Option<Pane> {
+    /// The pane (of the detail or constraints screen) drawn under a screen position.
+    pub(crate) fn pane_at(&self, column: u16, row: u16) -> Option<Scroller> {
         let at = ratatui::layout::Position { x: column, y: row };
-        self.layout.panes.iter().find_map(|p| match p.scroller {
-            Scroller::Detail(pane) if p.area.contains(at) => Some(pane),
-            _ => None,
-        })
+        self.layout
+            .panes
+            .iter()
+            .find(|p| p.area.contains(at))
+            .map(|p| p.scroller)
     }
 }

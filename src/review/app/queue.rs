@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::{App, DecisionDialog, DetailState, Effect, Screen};
+use super::{App, DecisionDialog, DetailState, Effect, PreviewState, Screen};
 use crate::review::action::Action;
 use crate::review::filter::Filter;
 use crate::review::source::{DecisionKind, ItemId, QueuePage, QueueRow, Sort, Status};
@@ -31,6 +31,16 @@ pub struct QueueState {
     /// Generation and offset of the request whose answer is awaited.
     pub loading: Option<(u64, usize)>,
     pub error: Option<String>,
+    /// The selected row's preview.
+    pub preview: PreviewState,
+    /// What the filter matches, by the check of its main reason (the header's counts).
+    pub reasons: Vec<(String, usize)>,
+    /// Generation of the reason counts awaited.
+    pub reasons_loading: Option<u64>,
+    /// The filter the reason counts were asked for.
+    pub reasons_for: Option<Filter>,
+    /// A `n` (true) or `N` jump waiting for the next page to go on.
+    pub jump: Option<bool>,
 }
 
 impl QueueState {
@@ -84,8 +94,14 @@ impl App {
                     // The page shrank under us: ask again around the clamped selection.
                     return self.reload_queue();
                 }
+                let mut effects = self.continue_jump();
+                effects.extend(self.want_preview());
+                return effects;
             }
-            Err(e) => self.queue.error = Some(e),
+            Err(e) => {
+                self.queue.error = Some(e);
+                self.queue.jump = None;
+            }
         }
         Vec::new()
     }
@@ -97,13 +113,16 @@ impl App {
                 if filter != self.queue.filter {
                     self.queue.filter = filter;
                     self.queue.selected = 0;
-                    return self.reload_queue();
+                    let mut effects = self.reload_queue();
+                    effects.extend(self.reasons_if_stale());
+                    return effects;
                 }
-                Vec::new()
+                self.reasons_if_stale()
             }
             Err(e) => {
                 self.error(e.to_string());
-                Vec::new()
+                // The filter typed live before the error still holds: count it.
+                self.reasons_if_stale()
             }
         }
     }
@@ -114,7 +133,7 @@ impl App {
         self.reload_queue()
     }
 
-    fn move_selection(&mut self, to: usize) -> Vec<Effect> {
+    pub(crate) fn move_selection(&mut self, to: usize) -> Vec<Effect> {
         let last = self.queue.total.saturating_sub(1);
         self.queue.selected = to.min(last);
         // Every row on screen must be loaded: ask for the page around the selection when
@@ -186,6 +205,15 @@ impl App {
                 None => Vec::new(),
             },
             Action::RerunTagged => self.rerun_tagged(),
+            Action::NextFailing => self.jump_failing_item(true, selected + 1),
+            Action::PrevFailing => match selected.checked_sub(1) {
+                Some(from) => self.jump_failing_item(false, from),
+                None => {
+                    self.info("no failing item above this one");
+                    Vec::new()
+                }
+            },
+            Action::Constraints => self.toggle_constraints(),
             Action::Release | Action::Reject => {
                 let Some(id) = self.queue.selected_row().map(|r| r.id.clone()) else {
                     return Vec::new();

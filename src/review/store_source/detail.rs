@@ -56,7 +56,8 @@ pub fn outcome(seed: Seed) -> Outcome {
     }
 }
 
-fn check_name(word: &str) -> Option<CheckName> {
+/// The reviewer's name for a report's check word; `None` for checks it does not show.
+pub fn check_name(word: &str) -> Option<CheckName> {
     Some(match word {
         "schema" => CheckName::Schema,
         "min_length" => CheckName::MinLength,
@@ -81,12 +82,7 @@ pub fn check_results(inspection: &Inspection) -> Vec<CheckResult> {
 
 fn check_result(c: &ReportCheck, parts: &SummaryParts) -> Option<CheckResult> {
     let check = check_name(&c.check)?;
-    let status = match c.status {
-        ReportStatus::Pass => CheckStatus::Pass,
-        ReportStatus::Fail => CheckStatus::Fail,
-        ReportStatus::Error => CheckStatus::Error,
-        ReportStatus::NotRun => CheckStatus::NotRun,
-    };
+    let status = check_status(c.status);
     let constraints = c
         .constraints
         .iter()
@@ -99,6 +95,16 @@ fn check_result(c: &ReportCheck, parts: &SummaryParts) -> Option<CheckResult> {
         detail: c.detail.clone(),
         constraints,
     })
+}
+
+/// The reviewer's status of a report's check status.
+pub fn check_status(status: ReportStatus) -> CheckStatus {
+    match status {
+        ReportStatus::Pass => CheckStatus::Pass,
+        ReportStatus::Fail => CheckStatus::Fail,
+        ReportStatus::Error => CheckStatus::Error,
+        ReportStatus::NotRun => CheckStatus::NotRun,
+    }
 }
 
 fn constraint_row(

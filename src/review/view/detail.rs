@@ -19,7 +19,9 @@ fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-fn title_line(app: &App, detail: &DetailState, theme: &Theme) -> Line<'static> {
+/// The line above an item's panes: id, tenant/task, status, outcome, reason, anomalies,
+/// report digest and the rerun's state.
+pub(super) fn title_line(app: &App, detail: &DetailState, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(" {} ", detail.id),
         theme.style(Role::Title),
@@ -125,7 +127,7 @@ fn sources_lines(
     (out, index)
 }
 
-fn span_role(kind: &SpanKind) -> (Role, &'static str) {
+pub(super) fn span_role(kind: &SpanKind) -> (Role, &'static str) {
     match kind {
         SpanKind::MaskedSecret { .. } => (Role::SecretMask, "● secret"),
         SpanKind::Conflict { .. } => (Role::Conflict, "✗ conflict"),
@@ -134,15 +136,14 @@ fn span_role(kind: &SpanKind) -> (Role, &'static str) {
     }
 }
 
-/// The summary with highlighted spans and a legend; the index maps byte offsets to lines.
-fn summary_lines(
+/// The summary's highlights: each span in its role's style, masked secrets replaced by a
+/// mask (or the revealed value).
+pub(super) fn summary_highlights(
     item: &ItemDetail,
     detail: &DetailState,
     theme: &Theme,
-    width: usize,
-) -> (Vec<Line<'static>>, Vec<(usize, usize)>) {
-    let highlights: Vec<Highlight> = item
-        .summary_spans
+) -> Vec<Highlight> {
+    item.summary_spans
         .iter()
         .map(|s| {
             let (role, _) = span_role(&s.kind);
@@ -178,7 +179,17 @@ fn summary_lines(
                 replacement,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The summary with highlighted spans and a legend; the index maps byte offsets to lines.
+fn summary_lines(
+    item: &ItemDetail,
+    detail: &DetailState,
+    theme: &Theme,
+    width: usize,
+) -> (Vec<Line<'static>>, Vec<(usize, usize)>) {
+    let highlights = summary_highlights(item, detail, theme);
     // Every check that did not pass is named above the text, so a failure with no place in
     // the summary (provenance, schema, a dropped id) still shows in this pane.
     let mut out: Vec<Line<'static>> = Vec::new();
@@ -241,7 +252,7 @@ fn summary_lines(
     (out, index)
 }
 
-fn status_glyph(status: CheckStatus) -> (&'static str, Role) {
+pub(super) fn status_glyph(status: CheckStatus) -> (&'static str, Role) {
     match status {
         CheckStatus::Pass => ("✓", Role::Ok),
         CheckStatus::Fail => ("✗", Role::Error),

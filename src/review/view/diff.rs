@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::{inner, text, PaneView, Scroller};
 use crate::diff::{line_diff, word_diff, DiffSegment, LineDiff, LineTag};
-use crate::review::app::{App, AuditState, DiffKind, RerunState};
+use crate::review::app::{changed_since, App, AuditState, DiffKind, RerunState};
 use crate::review::source::{ChainStatus, ItemDetail, SpanKind};
 use crate::review::theme::{Role, Theme};
 
@@ -46,6 +46,64 @@ fn line_diff_lines(diff: &LineDiff, theme: &Theme) -> Vec<Line<'static>> {
             .iter()
             .map(|l| segments_line(l.tag, &l.segments, theme)),
     );
+    out
+}
+
+/// What a rerun changed, named before the report's line diff: each check whose status or
+/// code changed, then each constraint whose status changed.
+fn changed_first(before: &ItemDetail, after: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for check in &after.checks {
+        let old = before.checks.iter().find(|c| c.check == check.check);
+        let same = old.is_some_and(|o| o.status == check.status && o.code == check.code);
+        if same {
+            continue;
+        }
+        let was = old.map_or("absent".to_owned(), |o| {
+            format!("{} {}", o.status.word(), o.code.as_deref().unwrap_or(""))
+        });
+        let now = format!(
+            "{} {}",
+            check.status.word(),
+            check.code.as_deref().unwrap_or("")
+        );
+        let mut spans = vec![
+            Span::styled("Δ check ", theme.style(Role::Warning)),
+            Span::styled(check.check.word().to_owned(), theme.style(Role::Title)),
+        ];
+        spans.extend(text::untrusted_inline(
+            &format!(": {} → {}", was.trim_end(), now.trim_end()),
+            Style::default(),
+            theme,
+        ));
+        out.push(Line::from(spans));
+    }
+    for (row, was) in after
+        .constraints
+        .iter()
+        .zip(changed_since(Some(before), after))
+    {
+        let Some(was) = was else { continue };
+        let mut spans = vec![Span::styled("Δ constraint ", theme.style(Role::Warning))];
+        spans.extend(text::untrusted_inline(
+            &row.id,
+            theme.style(Role::Title),
+            theme,
+        ));
+        spans.extend(text::untrusted_inline(
+            &format!(": {} → {}", was.word(), row.status.word()),
+            Style::default(),
+            theme,
+        ));
+        out.push(Line::from(spans));
+    }
+    if out.is_empty() {
+        out.push(Line::styled(
+            "no check and no constraint changed",
+            theme.style(Role::Dim),
+        ));
+    }
+    out.push(Line::default());
     out
 }
 
@@ -116,29 +174,33 @@ fn diff_lines(app: &App, item: &ItemDetail, kind: DiffKind, theme: &Theme) -> Ve
             }
             out
         }
-        DiffKind::Report => match app.detail.as_ref().map(|d| &d.rerun) {
-            Some(RerunState::Done(outcome)) => {
-                let mut out = vec![Line::styled(
+        DiffKind::Report => match app.detail.as_ref().map(|d| (&d.rerun, &d.before_rerun)) {
+            Some((RerunState::Done(outcome), before)) => {
+                let mut out = before
+                    .as_deref()
+                    .map(|b| changed_first(b, item, theme))
+                    .unwrap_or_default();
+                out.push(Line::styled(
                     if outcome.changed {
                         "- report before the rerun   + report after (changed)"
                     } else {
                         "- report before the rerun   + report after (unchanged)"
                     },
                     dim,
-                )];
+                ));
                 out.extend(line_diff_lines(
                     &line_diff(&outcome.before_report, &outcome.after_report),
                     theme,
                 ));
                 out
             }
-            Some(RerunState::Running { .. }) => {
+            Some((RerunState::Running { .. }, _)) => {
                 vec![Line::from(format!(
                     "{} rerunning the checks…",
                     super::spinner(app)
                 ))]
             }
-            Some(RerunState::Failed(e)) => {
+            Some((RerunState::Failed(e), _)) => {
                 let mut spans = vec![Span::styled("✗ rerun failed: ", theme.style(Role::Error))];
                 spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
                 vec![Line::from(spans)]

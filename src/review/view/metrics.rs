@@ -11,13 +11,17 @@
 use ratatui::layout::Rect;
 
 use super::{inner, Body};
-use crate::review::app::Pane;
+use crate::review::app::{CPane, Pane};
 
 /// Which scrolling pane a [`PaneMetrics`] describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scroller {
     /// One of the detail screen's three panes.
     Detail(Pane),
+    /// One of the constraints screen's three panes.
+    Constraints(CPane),
+    /// The queue's preview of the selected row (not scrolled).
+    Preview,
     /// The diff screen's pane.
     Diff,
     /// The audit screen's pane.
@@ -71,6 +75,9 @@ pub struct LayoutMetrics {
     pub panes: Vec<PaneMetrics>,
     /// By finding index, for the detail screen's open item.
     pub findings: Vec<FindingLines>,
+    /// The first line the constraints screen's summary showed while following the selected
+    /// row (the state takes it as its scroll, so scrolling by hand starts from there).
+    pub constraint_summary_scroll: Option<usize>,
 }
 
 impl LayoutMetrics {
@@ -83,6 +90,7 @@ impl LayoutMetrics {
                 let first_row_y = q.area.y.saturating_add(2);
                 (Some(QueueMetrics { first_row_y, rows }), Vec::new())
             }
+            Body::Dashboard(_) => (None, Vec::new()),
             Body::Panes { panes, .. } => (
                 None,
                 panes
@@ -101,6 +109,7 @@ impl LayoutMetrics {
             queue,
             panes,
             findings,
+            constraint_summary_scroll: None,
         }
     }
 
