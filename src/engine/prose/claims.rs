@@ -60,7 +60,46 @@ fn is_system(role: &str) -> bool {
 struct Turn<'a> {
     message: &'a SourceMessage,
     bag: HashSet<String>,
+    /// The words of the assistant turn an approving turn answers.
+    answered: HashSet<String>,
     approves: bool,
+}
+
+impl Turn<'_> {
+    fn holds(&self, stem: &str, approval: bool) -> bool {
+        self.bag.contains(stem) || (approval && self.answered.contains(stem))
+    }
+}
+
+/// The user turns of `sources`. A turn that approves also holds the words of the assistant
+/// turn it answers ("Shall I push to main?" "yes"): that is what it approved.
+fn user_turns<'a>(rules: &ProseRules, sources: &'a [SourceMessage]) -> Vec<Turn<'a>> {
+    let mut out = Vec::new();
+    let mut asked: Option<&SourceMessage> = None;
+    for m in sources {
+        match m.role.as_str() {
+            "assistant" => asked = Some(m),
+            "user" => {
+                let approves = Cues::any(&rules.approvals, &m.content)
+                    && !Cues::any(&rules.refusals, &m.content);
+                let mut bag = rules.vocabulary.bag(&m.content);
+                let mut answered = HashSet::new();
+                if let (true, Some(question)) = (approves, asked) {
+                    answered = rules.vocabulary.bag(&question.content);
+                    answered.retain(|w| !bag.contains(w));
+                }
+                out.push(Turn {
+                    message: m,
+                    bag,
+                    answered,
+                    approves,
+                });
+                asked = None;
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// How well the best turn covers a claimed action: the turn and the words it holds.
@@ -78,7 +117,7 @@ fn support<'a>(
     approval: bool,
 ) -> Support<'a> {
     let vocabulary = &rules.vocabulary;
-    let decisive: Vec<&String> = action
+    let decisive: HashSet<&String> = action
         .iter()
         .filter(|s| vocabulary.is_decisive(s))
         .collect();
@@ -93,10 +132,11 @@ fn support<'a>(
         supported: false,
     };
     for turn in turns {
-        let has_decisive = decisive.iter().all(|s| turn.bag.contains(*s));
-        let held_others = others.iter().filter(|s| turn.bag.contains(**s)).count();
-        let held = held_others + decisive.iter().filter(|s| turn.bag.contains(**s)).count();
-        let enough = held_others * 100 >= rules.min_overlap_percent * others.len();
+        let has_decisive = decisive.iter().all(|s| turn.holds(s, approval));
+        let held_others = others.iter().filter(|s| turn.holds(s, approval)).count();
+        let held = held_others + decisive.iter().filter(|s| turn.holds(s, approval)).count();
+        // The share rounds down: one descriptive word alone may be a paraphrase.
+        let enough = held_others >= others.len() * rules.min_overlap_percent / 100;
         let supported = has_decisive && enough && (!approval || turn.approves);
         if supported || held > best.held || best.turn.is_none() {
             best = Support {
@@ -111,6 +151,36 @@ fn support<'a>(
         }
     }
     best
+}
+
+/// Marks that end the first clause of a claimed action.
+const HEAD_BREAKS: [&str; 11] = [
+    " - ",
+    " — ",
+    " – ",
+    "; ",
+    ": ",
+    " (",
+    ", ",
+    ". ",
+    ".\" ",
+    ".\u{201D} ",
+    " which ",
+];
+
+/// The first clause of `action`: up to the first break after its first word.
+fn head_clause(action: &str) -> &str {
+    let lead = action.len()
+        - action
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .len();
+    let rest = &action[lead..];
+    let end = HEAD_BREAKS
+        .iter()
+        .filter_map(|b| rest.find(b))
+        .min()
+        .unwrap_or(rest.len());
+    &action[..lead + end]
 }
 
 /// Whether a runtime record in a tool turn supports an approval of `action`.
@@ -176,16 +246,7 @@ fn quotes(rules: &ProseRules, summary: &Summary<'_>) -> Vec<Range<usize>> {
 pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
     let text = summary.text;
     let sources = &summary.request.messages;
-    let turns: Vec<Turn<'_>> = sources
-        .iter()
-        .filter(|m| m.role == "user")
-        .map(|m| Turn {
-            message: m,
-            bag: rules.vocabulary.bag(&m.content),
-            approves: Cues::any(&rules.approvals, &m.content)
-                && !Cues::any(&rules.refusals, &m.content),
-        })
-        .collect();
+    let turns = user_turns(rules, sources);
     let mut findings: Vec<Finding> = Vec::new();
     let push = |findings: &mut Vec<Finding>, span: Range<usize>, rule: &str, message: String| {
         if !findings
@@ -246,10 +307,29 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
                 || text.get(whole.end()..sentence.span.end).unwrap_or(""),
                 |m| m.as_str(),
             );
-            let action = rules.vocabulary.stems(action_text);
+            // Every decisive word of the action counts; the other words only of its first
+            // clause, since summaries go on to describe what was asked for.
+            let head = head_clause(action_text);
+            let mut action = rules.vocabulary.stems(head);
+            action.extend(
+                rules
+                    .vocabulary
+                    .stems(action_text)
+                    .into_iter()
+                    .filter(|s| rules.vocabulary.is_decisive(s)),
+            );
             let approval = rule.kind == ClaimKind::Approval;
             let found = support(rules, &turns, &action, approval);
-            if found.supported || (approval && runtime_grants(rules, sources, &action)) {
+            let granted = || {
+                let sentence = text.get(sentence.span.clone()).unwrap_or("");
+                let named = if action.is_empty() {
+                    rules.vocabulary.stems(sentence)
+                } else {
+                    action.clone()
+                };
+                runtime_grants(rules, sources, &named)
+            };
+            if found.supported || (approval && granted()) {
                 continue;
             }
             let what = if approval { "approval" } else { "request" };
