@@ -82,7 +82,7 @@ fn user_turns<'a>(rules: &ProseRules, sources: &'a [SourceMessage]) -> Vec<Turn<
             "user" => {
                 let approves = Cues::any(&rules.approvals, &m.content)
                     && !Cues::any(&rules.refusals, &m.content);
-                let mut bag = rules.vocabulary.bag(&m.content);
+                let bag = rules.vocabulary.bag(&m.content);
                 let mut answered = HashSet::new();
                 if let (true, Some(question)) = (approves, asked) {
                     answered = rules.vocabulary.bag(&question.content);
