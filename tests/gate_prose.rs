@@ -442,6 +442,39 @@ fn a_fenced_strict_block_is_checked_as_strict_too() {
 }
 
 #[test]
+fn a_valid_fenced_block_passes_both_modes() {
+    let demo = gate::demo_request("01_clean_accepted.json");
+    let strict = cq::engine::GateRequest::from_value(&demo).unwrap();
+    let SummarizerOutput::Raw(block) = &strict.summarizer else {
+        panic!("no output")
+    };
+    let summary = format!(
+        "Summary:\n1. Current Work:\n   Fixed the refund rounding and ran the tests.\n\n```cq-compaction\n{block}\n```\n"
+    );
+    let request = cq::engine::GateRequest {
+        summarizer: SummarizerOutput::Raw(summary),
+        ..strict
+    };
+    let o = run(&request);
+    assert!(o.accepted, "{:?}", failing(&o));
+    assert_eq!(status(&o, "fenced.consistency"), Status::Pass);
+    assert_eq!(status(&o, "fenced.schema"), Status::Pass);
+}
+
+#[test]
+fn the_prose_policy_keeps_the_default_policys_registries_and_rules() {
+    let (prose, default) = (checker().policy(), gate::checker().policy());
+    assert_eq!(prose.invariants, default.invariants);
+    assert_eq!(prose.commitments, default.commitments);
+    assert_eq!(prose.grammar, default.grammar);
+    assert_eq!(prose.scan, default.scan);
+    assert_eq!(prose.authority, default.authority);
+    assert_eq!(prose.review, default.review);
+    assert_eq!(prose.pinned, default.pinned);
+    assert!(default.prose.is_none());
+}
+
+#[test]
 fn a_summary_the_runtime_could_not_give_falls_back_with_pins_still_reinjected() {
     let mut r = req(
         session(),
