@@ -30,6 +30,7 @@ pub(crate) struct ClaimRule {
 
 pub(crate) struct ConflictRule {
     pub id: String,
+    pub description: String,
     pub constraint_id: String,
     pub confirmable: bool,
     pub regex: Regex,
@@ -43,7 +44,6 @@ pub(crate) struct InjectionRule {
 }
 
 pub(crate) struct RuntimeApproval {
-    pub id: String,
     pub marker: String,
     pub grants: Vec<String>,
 }
@@ -104,7 +104,12 @@ impl ProseRules {
         let quote_attribution = c
             .quote_attribution
             .iter()
-            .map(|p| compile(&format!(r"(?:{p})[\s:,(\-\x{{2014}}\x{{2013}}]*\z"), "quote"))
+            .map(|p| {
+                compile(
+                    &format!(r"(?:{p})[\s:,(\-\x{{2014}}\x{{2013}}]*\z"),
+                    "quote",
+                )
+            })
             .collect::<Result<_, _>>()?;
         let injection: Vec<InjectionRule> = prose
             .injection
@@ -142,7 +147,7 @@ impl ProseRules {
                     .map_err(|e| format!("authority role marker {p:?} does not compile: {e}"))
             })
             .collect::<Result<_, _>>()?;
-        Ok(ProseRules {
+        let rules = ProseRules {
             fence: prose.fence.clone(),
             sections: Sections {
                 user_messages: compile_all(&prose.sections.user_messages, "section")?,
@@ -175,7 +180,6 @@ impl ProseRules {
                 .runtime_approvals
                 .iter()
                 .map(|r| RuntimeApproval {
-                    id: r.id.clone(),
                     marker: r.marker.clone(),
                     grants: r.grants.iter().map(|g| stem(g)).collect(),
                 })
@@ -186,6 +190,7 @@ impl ProseRules {
                 .map(|r| {
                     Ok(ConflictRule {
                         id: r.id.clone(),
+                        description: r.description.clone(),
                         constraint_id: r.constraint_id.clone(),
                         confirmable: r.confirmable,
                         regex: compile(&r.pattern, "conflict")?,
@@ -197,6 +202,8 @@ impl ProseRules {
             role_markers: markers,
             approvals: phrases(&authority.approval_markers, "approval")?,
             refusals: phrases(&authority.refusal_markers, "refusal")?,
-        })
+        };
+        super::examples::check(&rules, prose)?;
+        Ok(rules)
     }
 }

@@ -111,7 +111,8 @@ impl Segments {
             if line.trim().is_empty() {
                 continue;
             }
-            let fence = line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
+            let fence =
+                line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
             if fence || in_code {
                 if fence {
                     in_code = !in_code;
@@ -196,7 +197,12 @@ mod tests {
     use super::*;
 
     fn sections() -> Sections {
-        let r = |p: &str| vec![regex::RegexBuilder::new(p).case_insensitive(true).build().unwrap()];
+        let r = |p: &str| {
+            vec![regex::RegexBuilder::new(p)
+                .case_insensitive(true)
+                .build()
+                .unwrap()]
+        };
         Sections {
             user_messages: r("all user messages"),
             forward: r("pending|next step|still need"),
@@ -229,8 +235,14 @@ mod tests {
     fn clauses_break_at_semicolons_and_conjunctions() {
         let text = "Do not wait; push to main now.";
         let at = text.find("push").unwrap();
-        assert_eq!(clause_start(text, &(0..text.len()), at), text.find("push").unwrap());
+        assert_eq!(
+            clause_start(text, &(0..text.len()), at),
+            text.find("push").unwrap()
+        );
         let text = "Never push to main.";
-        assert_eq!(clause_start(text, &(0..text.len()), text.find("push").unwrap()), 0);
+        assert_eq!(
+            clause_start(text, &(0..text.len()), text.find("push").unwrap()),
+            0
+        );
     }
 }

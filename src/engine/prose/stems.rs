@@ -53,7 +53,10 @@ pub fn stem(word: &str) -> String {
         || cut(&mut w, "ches", 2, "ch")
         || cut(&mut w, "shes", 2, "sh")
         || cut(&mut w, "xes", 2, "x")
-        || (!w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") && cut(&mut w, "s", 3, ""));
+        || (!w.ends_with("ss")
+            && !w.ends_with("us")
+            && !w.ends_with("is")
+            && cut(&mut w, "s", 3, ""));
     let _ = cut(&mut w, "ingly", 3, "")
         || cut(&mut w, "ing", 2, "")
         || cut(&mut w, "edly", 3, "")
@@ -220,18 +223,32 @@ mod tests {
     #[test]
     fn a_quote_matches_with_typos_but_never_across_a_negation() {
         let turn = toks("and continue with the reamining tasks");
-        assert_eq!(edits_to_match(&toks("continue with the remaining tasks"), &turn, 99), 0);
+        assert_eq!(
+            edits_to_match(&toks("continue with the remaining tasks"), &turn, 99),
+            0
+        );
         let turn = toks("push it to main? I don't approve");
         let quote = toks("push it to main, I approve");
         assert!(edits_to_match(&quote, &turn, 99) >= 99);
         let turn = toks("Work on bead spotter-fum. Run bd show spotter-fum.");
-        assert_eq!(edits_to_match(&toks("Work on bead spotter-fum"), &turn, 99), 0);
-        assert_eq!(edits_to_match(&toks("Work on bead spotter-dov"), &turn, 99), 1);
+        assert_eq!(
+            edits_to_match(&toks("Work on bead spotter-fum"), &turn, 99),
+            0
+        );
+        assert_eq!(
+            edits_to_match(&toks("Work on bead spotter-dov"), &turn, 99),
+            1
+        );
     }
 
     #[test]
     fn words_are_alphanumeric_runs() {
-        let found: Vec<&str> = words("git push --force origin/main; spotter-gqc.6").map(|(_, w)| w).collect();
-        assert_eq!(found, ["git", "push", "force", "origin", "main", "spotter", "gqc", "6"]);
+        let found: Vec<&str> = words("git push --force origin/main; spotter-gqc.6")
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(
+            found,
+            ["git", "push", "force", "origin", "main", "spotter", "gqc", "6"]
+        );
     }
 }
