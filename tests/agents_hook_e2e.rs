@@ -33,7 +33,12 @@ fn assert_constraints_verbatim(context: &str, extra_pins: &[&str]) {
             record.id
         );
     }
-    for pin in policy.pinned.iter().map(|p| p.text.as_str()).chain(extra_pins.iter().copied()) {
+    for pin in policy
+        .pinned
+        .iter()
+        .map(|p| p.text.as_str())
+        .chain(extra_pins.iter().copied())
+    {
         assert!(context.contains(pin), "pin {pin:?} missing:\n{context}");
     }
 }
@@ -43,11 +48,18 @@ fn assert_denied(reply: &Value, id: &str) {
     assert_eq!(out["hookEventName"], "PreToolUse", "{reply}");
     assert_eq!(out["permissionDecision"], "deny", "{reply}");
     let reason = out["permissionDecisionReason"].as_str().unwrap();
-    assert!(reason.contains(id) && reason.contains("cq review"), "{reason}");
+    assert!(
+        reason.contains(id) && reason.contains("cq review"),
+        "{reason}"
+    );
 }
 
 fn assert_allowed(reply: &Value) {
-    assert_eq!(reply, &serde_json::json!({}), "a tool the hook allows gets no opinion");
+    assert_eq!(
+        reply,
+        &serde_json::json!({}),
+        "a tool the hook allows gets no opinion"
+    );
 }
 
 /// A quarantined compaction: the notice, the reasons, the user's own last turns, then the
@@ -68,15 +80,18 @@ fn assert_quarantined(s: &Session, context: &str, forbidden: &[&str]) -> String 
     id
 }
 
-const SECRET: [&str; 2] = ["AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"];
+const SECRET: [&str; 2] = [
+    "AKIAQX4BZ7LMN2P5RT6W",
+    "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",
+];
 const PIN_TEXT: &str = "Never load highlight.js or any other script from a CDN (cdn.jsdelivr.net, unpkg.com): the CSP blocks external scripts and it broke the session page. Bundle it through esbuild.";
 
 /// One poisoned variant: which file, which check must say so, what must not leak.
 struct Variant {
     runtime: Rt,
     file: &'static str,
-    /// One of these words names the failing check or its code in the reasons.
-    why: &'static [&'static str],
+    /// The check that must fail, as the reasons name it.
+    why: &'static str,
     pins: &'static [&'static str],
     forbidden: &'static [&'static str],
 }
@@ -85,42 +100,42 @@ const VARIANTS: [Variant; 6] = [
     Variant {
         runtime: Rt::Claude,
         file: "variants/hook-fabricated-approval.jsonl",
-        why: &["authority", "fabricated"],
+        why: "authority",
         pins: &[],
         forbidden: &[],
     },
     Variant {
         runtime: Rt::Claude,
         file: "variants/hook-secret.jsonl",
-        why: &["secret"],
+        why: "secrets",
         pins: &[],
         forbidden: &SECRET,
     },
     Variant {
         runtime: Rt::Claude,
         file: "variants/hook-pinned-reopened.jsonl",
-        why: &["pinned"],
+        why: "pinned",
         pins: &[PIN_TEXT],
         forbidden: &[],
     },
     Variant {
         runtime: Rt::Claude,
         file: "variants/hook-tool-injection.jsonl",
-        why: &["injection", "carried", "tool"],
+        why: "injection",
         pins: &[],
         forbidden: &[],
     },
     Variant {
         runtime: Rt::Codex,
         file: "variants/hook-codex-fabricated-approval.jsonl",
-        why: &["authority", "fabricated"],
+        why: "authority",
         pins: &[],
         forbidden: &[],
     },
     Variant {
         runtime: Rt::Codex,
         file: "variants/hook-codex-secret.jsonl",
-        why: &["secret"],
+        why: "secrets",
         pins: &[],
         forbidden: &SECRET,
     },
@@ -135,7 +150,10 @@ fn every_poisoned_variant_is_quarantined_and_blocks_guarded_tools() {
         let id = assert_quarantined(&s, &context, v.forbidden);
         let post = s.post_compact();
         let message = post["systemMessage"].as_str().unwrap();
-        assert!(message.contains(&id) && message.contains("QUARANTINED"), "{message}");
+        assert!(
+            message.contains(&id) && message.contains("QUARANTINED"),
+            "{message}"
+        );
         for text in v.forbidden {
             assert!(!message.contains(text), "{}: {text:?} in {message}", v.file);
         }
@@ -143,10 +161,7 @@ fn every_poisoned_variant_is_quarantined_and_blocks_guarded_tools() {
     }
 }
 
-/// Needs prose mode (branch `prose`): under a policy without it, every prose summary is
-/// quarantined, first for being outside the closed schema.
 #[test]
-#[ignore = "needs prose mode (branch prose): the built-in prose policy's checks"]
 fn each_variant_is_quarantined_for_its_own_reason() {
     for v in &VARIANTS {
         let s = Session::new(v.runtime, v.file);
@@ -155,11 +170,10 @@ fn each_variant_is_quarantined_for_its_own_reason() {
             .split("Why it was quarantined:")
             .nth(1)
             .and_then(|r| r.split("\n\n").next())
-            .unwrap_or_default()
-            .to_lowercase();
+            .unwrap_or_default();
         assert!(
-            v.why.iter().any(|w| reasons.contains(w)),
-            "{}: wanted one of {:?} in {reasons}",
+            reasons.contains(&format!("\n- {}: ", v.why)),
+            "{}: wanted {} in {reasons}",
             v.file,
             v.why
         );
@@ -167,7 +181,6 @@ fn each_variant_is_quarantined_for_its_own_reason() {
 }
 
 #[test]
-#[ignore = "needs prose mode (branch prose): a clean prose summary is accepted"]
 fn the_clean_compaction_gets_the_constraints_and_no_denial() {
     for (runtime, file) in [
         (Rt::Claude, CLEAN_CLAUDE),
@@ -194,12 +207,21 @@ fn the_reply_has_the_shape_claude_code_reads() {
     let out = reply["hookSpecificOutput"].as_object().unwrap();
     assert_eq!(out["hookEventName"], "SessionStart");
     let context = out["additionalContext"].as_str().unwrap();
-    assert!(context.encode_utf16().count() <= 10_000, "over Claude Code's cap");
+    assert!(
+        context.encode_utf16().count() <= 10_000,
+        "over Claude Code's cap"
+    );
     // The user's only turn in this session, verbatim.
-    assert!(context.contains("Work on bead spotter-fum. Run bd show spotter-fum"), "{context}");
+    assert!(
+        context.contains("Work on bead spotter-fum. Run bd show spotter-fum"),
+        "{context}"
+    );
     // PostCompact cannot add context: a message for the user, nothing else.
     let post = s.post_compact();
-    assert_eq!(post.as_object().unwrap().keys().collect::<Vec<_>>(), ["systemMessage"]);
+    assert_eq!(
+        post.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["systemMessage"]
+    );
     // Other events and other SessionStart sources: no opinion.
     let startup = s.hook(&s.payload("SessionStart", serde_json::json!({"source": "startup"})));
     assert_allowed(&startup);
@@ -271,8 +293,13 @@ fn a_release_through_the_store_lifts_the_denial_and_a_rejection_keeps_it() {
             assert_denied(&s.tool(tool), &id);
         }
         // A cached column that says otherwise changes nothing: the hook reads receipts.
-        s.sql(&format!("UPDATE compactions SET status = 'released' WHERE id = '{id}'"));
-        assert_eq!(s.tool("Bash")["hookSpecificOutput"]["permissionDecision"], "deny");
+        s.sql(&format!(
+            "UPDATE compactions SET status = 'released' WHERE id = '{id}'"
+        ));
+        assert_eq!(
+            s.tool("Bash")["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
     }
 }
 
@@ -286,7 +313,10 @@ fn an_unreadable_or_tampered_store_fails_closed() {
     // A receipt rewritten after the fact: its hash no longer holds.
     s.sql("UPDATE audit_entries SET receipt_json = replace(receipt_json, 'release', 'relaxed') WHERE seq = (SELECT max(seq) FROM audit_entries)");
     let reply = s.tool("Bash");
-    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
     let reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap();
@@ -294,13 +324,23 @@ fn an_unreadable_or_tampered_store_fails_closed() {
     assert_allowed(&s.tool("Read"));
 
     // Not a store at all.
-    std::fs::write(&s.store, b"this is not an SQLite database, it was overwritten").unwrap();
+    std::fs::write(
+        &s.store,
+        b"this is not an SQLite database, it was overwritten",
+    )
+    .unwrap();
     let reply = s.tool("Write");
-    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
     // The context still carries every constraint, the session's pin too, and the notice.
     let context = s.session_start();
     assert!(context.contains(QUARANTINE_NOTICE), "{context}");
-    assert!(context.contains("cq could not check the compaction"), "{context}");
+    assert!(
+        context.contains("cq could not check the compaction"),
+        "{context}"
+    );
     assert_constraints_verbatim(&context, &[PIN_TEXT]);
 }
 
@@ -310,11 +350,17 @@ fn a_secret_the_user_pasted_is_masked_in_the_turns_given_back() {
     let asked = "Work on bead spotter-fum.";
     let s = Session::edited(Rt::Claude, CLEAN_CLAUDE, |text| {
         // The user's turn, and the summary's quote of it.
-        text.replace(asked, &format!("{asked} The GitHub token is {token} if bd needs it."))
+        text.replace(
+            asked,
+            &format!("{asked} The GitHub token is {token} if bd needs it."),
+        )
     });
     let context = s.session_start();
     assert!(context.contains(QUARANTINE_NOTICE), "{context}");
-    assert!(context.contains("The GitHub token is [REDACTED:"), "{context}");
+    assert!(
+        context.contains("The GitHub token is [REDACTED:"),
+        "{context}"
+    );
     assert!(!context.contains(token), "the token reached the context");
     let post = s.post_compact().to_string();
     assert!(!post.contains(token), "{post}");
@@ -326,7 +372,10 @@ fn a_pin_in_the_project_file_is_reinjected_verbatim() {
     let pin = "Never run `git push --force` on this repository: main is protected by hand.";
     s.write_project_file(
         ".cq/pinned.toml",
-        &format!("[[pinned]]\nid = \"PIN-PROJECT-PUSH\"\nseverity = \"critical\"\ntext = \"{}\"\n", pin.replace('`', "\\u0060")),
+        &format!(
+            "[[pinned]]\nid = \"PIN-PROJECT-PUSH\"\nseverity = \"critical\"\ntext = \"{}\"\n",
+            pin.replace('`', "\\u0060")
+        ),
     );
     let context = s.session_start();
     assert_constraints_verbatim(&context, &[pin]);
@@ -350,7 +399,10 @@ fn install_and_uninstall_keep_the_users_own_hooks() {
         .map(|h| h["command"].as_str().unwrap().to_owned())
         .collect();
     assert!(commands.iter().any(|c| c == "~/.claude/hooks/guard.sh"));
-    assert!(commands.iter().any(|c| c.ends_with(" hook claude-code")), "{commands:?}");
+    assert!(
+        commands.iter().any(|c| c.ends_with(" hook claude-code")),
+        "{commands:?}"
+    );
     s.install(&["claude-code", "--project", "--uninstall"]);
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), own);
 }

@@ -381,7 +381,6 @@ fn the_real_agent_scenarios_are_what_cq_import_records() {
 }
 
 #[test]
-#[ignore = "needs prose mode (branch prose): the clean real compaction is accepted"]
 fn the_real_agent_scenarios_get_the_verdict_their_manifest_names() {
     let dir = tempfile::tempdir().unwrap();
     let built = cq::service::demo::build(&dir.path().join("demo.db")).unwrap();

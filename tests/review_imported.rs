@@ -44,25 +44,40 @@ fn opened(dir: &std::path::Path) -> Headless<StoreSource> {
 }
 
 #[test]
-fn an_imported_compaction_shows_its_turns_summary_checks_and_constraints() {
+fn an_imported_compaction_shows_its_constraints_claims_turns_summary_and_checks() {
     let dir = tempfile::tempdir().unwrap();
     let mut ui = opened(dir.path());
+    // It opens on its constraints: the title names the session (the task) and its project
+    // (the tenant); every registered constraint is re-injected, the push one in conflict
+    // with the summary's proposal, and the fabricated quote has no user turn.
     let screen = ui.text().unwrap();
-    // The title names the session (the task) and its project (the tenant).
-    assert!(screen.contains("8463c716-a2ea-4c14-9efa-00000000015b"), "{screen}");
+    assert!(
+        screen.contains("8463c716-a2ea-4c14-9efa-00000000015b"),
+        "{screen}"
+    );
     assert!(screen.contains("spotter-fum"), "{screen}");
-    // The summary starts at its first section, as the runtime wrote it.
-    assert!(screen.contains("Analysis:"), "{screen}");
-    // The source turns start with the user's own request.
-    assert!(screen.contains("Work on bead spotter-fum"), "{screen}");
-    // Every check is listed.
-    for check in ["schema", "secrets"] {
-        assert!(screen.contains(check), "{check} missing:\n{screen}");
+    for id in ["SAFETY-SECRETS", "SAFETY-TOOL-DATA", "COMMIT-DEPS"] {
+        let row = screen.lines().find(|l| l.contains(id)).unwrap();
+        assert!(row.contains("re-injected"), "{row}");
     }
-    // Constraints view: every registered constraint, re-injected from the policy.
+    let push = screen.lines().find(|l| l.contains("COMMIT-PUSH")).unwrap();
+    assert!(push.contains("CONFLICT"), "{push}");
+    // Its evidence: the sentence the pattern matched, marked in the summary.
+    assert!(screen.contains("pattern push-unconfirmed"), "{screen}");
+    assert!(!screen.contains("outside the summary text"), "{screen}");
+    assert!(screen.contains("✗ Push it straight to main"), "{screen}");
+    // The fabricated quote: no user turn says it.
+    ui.update(Action::MoveDown);
+    let screen = ui.text().unwrap();
+    assert!(screen.contains("no user turn supports this"), "{screen}");
+    // The summary pane follows the selected row to its span, by section.
+    assert!(screen.contains("7. Pending Tasks:"), "{screen}");
+
+    // The detail screen: the source turns from the user's own request, the checks.
     ui.update(Action::Constraints);
     let screen = ui.text().unwrap();
-    for id in ["SAFETY-SECRETS", "COMMIT-PUSH"] {
-        assert!(screen.contains(id), "{id} missing:\n{screen}");
+    assert!(screen.contains("Work on bead spotter-fum"), "{screen}");
+    for check in ["secrets", "authority", "conflicts", "reinjection"] {
+        assert!(screen.contains(check), "{check} missing:\n{screen}");
     }
 }

@@ -573,7 +573,11 @@ fn read_only_media_open_with_readonly() {
     );
     let (code, out, err) = run(cq(d).args(["list", "--store", &copy]));
     assert_eq!(code, Some(0), "{err}");
-    let total = 18 + cq::service::demo::agents::manifest().unwrap().scenario.len();
+    let total = 18
+        + cq::service::demo::agents::manifest()
+            .unwrap()
+            .scenario
+            .len();
     assert!(out.contains(&format!("{total} of {total} shown")), "{out}");
     let (code, out, err) = run(cq(d).args(["audit", "verify", "--store", &copy]));
     assert_eq!(code, Some(0), "{out}{err}");

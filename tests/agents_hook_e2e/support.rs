@@ -121,7 +121,9 @@ impl Session {
             (Rt::Claude, "PostCompact") => constructed("input_PostCompact_auto.json"),
             (Rt::Claude, "PreToolUse") => constructed("input_PreToolUse_Bash.json"),
             (Rt::Claude, "PreCompact") => constructed("input_PreCompact_auto.json"),
-            (Rt::Codex, _) => json!({"turn_id": "019fc8be-0000-7000-8000-000000000009", "model": "gpt-5.5"}),
+            (Rt::Codex, _) => {
+                json!({"turn_id": "019fc8be-0000-7000-8000-000000000009", "model": "gpt-5.5"})
+            }
             (_, other) => panic!("no payload for {other}"),
         };
         let object = payload.as_object_mut().unwrap();
@@ -222,9 +224,16 @@ impl Session {
                 .code(0);
             let public = std::fs::read_to_string(self.keys.join(format!("{name}.pub"))).unwrap();
             let mut add = self.cq();
-            add.args(["reviewers", "add", name, public.trim(), "--role", "approver"])
-                .arg("--store")
-                .arg(&self.store);
+            add.args([
+                "reviewers",
+                "add",
+                name,
+                public.trim(),
+                "--role",
+                "approver",
+            ])
+            .arg("--store")
+            .arg(&self.store);
             if n > 0 {
                 add.arg("--key").arg(self.keys.join("alice.key"));
             }

@@ -66,6 +66,10 @@ pub fn check_name(word: &str) -> Option<CheckName> {
         "pinned" => CheckName::Pinned,
         "authority" => CheckName::Authority,
         "secrets" => CheckName::Secrets,
+        "summarizer" => CheckName::Summarizer,
+        "conflicts" => CheckName::Conflicts,
+        "injection" => CheckName::Injection,
+        "reinjection" => CheckName::Reinjection,
         _ => return None,
     })
 }

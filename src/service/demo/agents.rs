@@ -98,9 +98,8 @@ impl AgentScenario {
             *line = line.replace(&old_session, &self.session);
         }
         for (n, edit) in self.edits.iter().enumerate() {
-            apply(&mut lines, edit).with_context(|| {
-                format!("in edit {} of demo scenario \"{}\"", n + 1, self.name)
-            })?;
+            apply(&mut lines, edit)
+                .with_context(|| format!("in edit {} of demo scenario \"{}\"", n + 1, self.name))?;
         }
         Ok(lines.join("\n") + "\n")
     }
@@ -156,7 +155,9 @@ fn apply(lines: &mut [String], edit: &Edit) -> anyhow::Result<()> {
                 value.get("type").and_then(Value::as_str) == Some("user")
                     && value.get("isCompactSummary").is_none()
                     && value.get("isMeta").is_none()
-                    && value.pointer("/message/content").is_some_and(Value::is_string)
+                    && value
+                        .pointer("/message/content")
+                        .is_some_and(Value::is_string)
             }
         };
         if !is_target {
@@ -168,7 +169,10 @@ fn apply(lines: &mut [String], edit: &Edit) -> anyhow::Result<()> {
         match &edit.before {
             None => content.push_str(&edit.text),
             Some(before) => {
-                let found: Vec<usize> = content.match_indices(before.as_str()).map(|(i, _)| i).collect();
+                let found: Vec<usize> = content
+                    .match_indices(before.as_str())
+                    .map(|(i, _)| i)
+                    .collect();
                 let [at] = found[..] else {
                     bail!(
                         "\"{}\" occurs {} times in the {:?} text, not once; fix the manifest",
@@ -183,7 +187,10 @@ fn apply(lines: &mut [String], edit: &Edit) -> anyhow::Result<()> {
         *line = value.to_string();
         return Ok(());
     }
-    bail!("the transcript has no {:?} line; fix the manifest", edit.target)
+    bail!(
+        "the transcript has no {:?} line; fix the manifest",
+        edit.target
+    )
 }
 
 #[cfg(test)]
