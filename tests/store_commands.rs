@@ -193,9 +193,11 @@ fn a_tampered_request_is_never_handed_to_the_runtime() {
     let d = dir.path();
     let (db, _) = demo_store(d);
     let accepted = stdout(cq(d).args(["list", "--status", "accepted", "--json", "--store", &db]));
+    // A request checked under the demo's `default` policy (not a real-agent scenario,
+    // which `cq status` renders under `prose`).
     let id = accepted
         .lines()
-        .next()
+        .find(|l| !l.contains("spotter-fum"))
         .and_then(|l| l.split("\"id\":\"").nth(1))
         .and_then(|rest| rest.split('"').next())
         .unwrap()

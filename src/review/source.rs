@@ -292,6 +292,8 @@ pub enum Verification {
     Preserved,
     Conflict,
     Unsupported,
+    /// Prose mode: re-rendered from the policy, not looked for in the summary.
+    Reinjected,
 }
 
 impl Verification {
@@ -300,6 +302,7 @@ impl Verification {
             Verification::Preserved => "PRESERVED",
             Verification::Conflict => "CONFLICT",
             Verification::Unsupported => "UNSUPPORTED",
+            Verification::Reinjected => "RE-INJECTED",
         }
     }
 }

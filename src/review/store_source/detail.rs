@@ -119,6 +119,7 @@ fn constraint_row(
     let verification = match row.verification_status.as_str() {
         "PRESERVED" => Verification::Preserved,
         "CONFLICT" => Verification::Conflict,
+        "REINJECTED" => Verification::Reinjected,
         _ => Verification::Unsupported,
     };
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
