@@ -118,7 +118,9 @@ pub fn pinned(
     let mut findings: Vec<Finding> = Vec::new();
     if let Some(summary) = summary {
         for conflict in manifest.conflicts_all(summary.text) {
-            if stance(rules, &summary.segments, summary.text, &conflict.span) != Stance::Proposed {
+            // A pin names a path already found false: re-opening it needs no proposal cue.
+            let at = stance(rules, &summary.segments, summary.text, &conflict.span);
+            if !matches!(at, Stance::Proposed | Stance::Stated) {
                 continue;
             }
             let span = sentence_span(summary, &conflict.span);

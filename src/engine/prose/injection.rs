@@ -122,28 +122,37 @@ pub fn injection(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
     CheckResult::fail("injection", "injection_carried", detail).with_findings(findings)
 }
 
-/// The instructions the policy's `tool` rules find in the tool turns, as the content stems of
+/// The instructions the policy's `tool` rules and the role markers find in the tool turns, as the content stems of
 /// what each asks for, with
 /// the id of the turn each came from.
 fn tool_instructions(rules: &ProseRules, summary: &Summary<'_>) -> Vec<(String, HashSet<String>)> {
     let mut out: Vec<(String, HashSet<String>)> = Vec::new();
     let tool_rules: Vec<_> = rules.injection.iter().filter(|r| r.in_tool).collect();
     for message in summary.request.messages.iter().filter(|m| m.role == "tool") {
-        if !rules.tool_set.is_match(&message.content) {
+        let markers = || {
+            rules
+                .role_markers
+                .iter()
+                .any(|r| r.is_match(&message.content))
+        };
+        if !rules.tool_set.is_match(&message.content) && !markers() {
             continue;
         }
-        for rule in &tool_rules {
-            for found in rule.regex.find_iter(&message.content) {
-                // What the instruction asks for: its sentence less the words that mark it.
-                let around = sentence_around(&message.content, &found.range());
-                let marking = rules.vocabulary.bag(found.as_str());
-                let mut words = rules
-                    .vocabulary
-                    .bag(message.content.get(around).unwrap_or(""));
-                words.retain(|w| !marking.contains(w));
-                if words.len() >= MIN_CARRIED_WORDS && !out.iter().any(|(_, w)| *w == words) {
-                    out.push((message.message_id.clone(), words));
-                }
+        let marked = tool_rules
+            .iter()
+            .map(|r| &r.regex)
+            .chain(&rules.role_markers)
+            .flat_map(|regex| regex.find_iter(&message.content));
+        for found in marked {
+            // What the instruction asks for: its sentence less the words that mark it.
+            let around = sentence_around(&message.content, &found.range());
+            let marking = rules.vocabulary.bag(found.as_str());
+            let mut words = rules
+                .vocabulary
+                .bag(message.content.get(around).unwrap_or(""));
+            words.retain(|w| !marking.contains(w));
+            if words.len() >= MIN_CARRIED_WORDS && !out.iter().any(|(_, w)| *w == words) {
+                out.push((message.message_id.clone(), words));
             }
         }
     }

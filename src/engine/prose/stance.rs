@@ -20,6 +20,10 @@ pub enum Stance {
     Reported,
     /// Named without asking for it (a past section, a heading, code outside a plan).
     Mentioned,
+    /// Named, neither refused nor reported, in a sentence that belongs to no section about
+    /// the past and has no proposal cue: not a proposal, but not settled either (a pinned
+    /// path named there is re-opened).
+    Stated,
 }
 
 /// How many words before the action a report cue is looked for.
@@ -68,6 +72,14 @@ fn leads_clause(before: &str) -> bool {
     words.len() <= 2 && words.iter().all(|w| !SUBJECTS.contains(&w.as_str()))
 }
 
+/// Whether the clause's first word is a subject (`The …`, `We …`, `It …`).
+fn opens_with_subject(before: &str) -> bool {
+    before
+        .split(|c: char| !c.is_alphabetic())
+        .find(|w| !w.is_empty())
+        .is_some_and(|w| SUBJECTS.contains(&w.to_lowercase().as_str()))
+}
+
 /// The stance of the sentence around `span` of `text` towards the action there.
 pub fn stance(rules: &ProseRules, segments: &Segments, text: &str, span: &Range<usize>) -> Stance {
     let Some(sentence) = segments.at(span.start) else {
@@ -93,11 +105,14 @@ pub fn stance(rules: &ProseRules, segments: &Segments, text: &str, span: &Range<
     }
     let whole = text.get(sentence.span.clone()).unwrap_or("");
     match sentence.section {
-        Section::Forward => Stance::Proposed,
         _ if Cues::any(&cues.proposal, whole) => Stance::Proposed,
+        // A plan's items propose; a sentence there that opens with a subject and no cue ("The
+        // script deletes the cache when run") describes.
+        Section::Forward if opens_with_subject(before) && !sentence.code => Stance::Stated,
+        Section::Forward => Stance::Proposed,
         Section::Past | Section::UserMessages => Stance::Mentioned,
         Section::Other if leads_clause(before) => Stance::Proposed,
-        Section::Other => Stance::Mentioned,
+        Section::Other => Stance::Stated,
     }
 }
 
