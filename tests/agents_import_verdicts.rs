@@ -180,7 +180,11 @@ fn codex_remote_compactions_cannot_be_read_so_they_fall_back() {
 fn hostile_variants_of_real_sessions_are_quarantined_for_their_reason() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("cq.db");
-    let tally = import("claude-code", "tests/transcripts/variants", &store);
+    let tally = import(
+        "claude-code",
+        "tests/transcripts/variants/claude-code",
+        &store,
+    );
     assert!(
         tally.starts_with("4 compaction(s) in 4 transcript(s): 0 accepted, 4 quarantined"),
         "{tally}"
