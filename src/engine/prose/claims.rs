@@ -23,7 +23,7 @@ use crate::policy::prose::ClaimKind;
 use super::conflicts::sentence_span;
 use super::rules::{Cues, ProseRules};
 use super::segment::{clause_start, Section};
-use super::stems::{allowed_edits, edits_to_match, tokens};
+use super::stems::{allowed_edits, edits_to_match, stem, tokens};
 use super::Summary;
 
 /// Longest quote compared word by word (a longer one is cut: its start must still match).
@@ -344,10 +344,14 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
             );
         }
     }
-    let user_tokens: Vec<(&SourceMessage, Vec<String>)> = sources
+    let user_tokens: Vec<(&SourceMessage, Vec<String>, HashSet<String>)> = sources
         .iter()
         .filter(|m| m.role == "user")
-        .map(|m| (m, tokens(&m.content)))
+        .map(|m| {
+            let t = tokens(&m.content);
+            let stems = t.iter().map(|w| stem(w)).collect();
+            (m, t, stems)
+        })
         .collect();
     for range in quotes(rules, summary) {
         let quoted = text.get(range.clone()).unwrap_or("");
@@ -359,10 +363,17 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
         words.truncate(MAX_QUOTE_TOKENS);
         let never = words.len() + 1;
         let allowed = allowed_edits(words.len());
+        // Only a turn that holds enough of the quote's words by stem can be within the
+        // allowed edits (a typo may hide a word from the stems, so the bar is half of that);
+        // the others are not aligned word by word.
+        let stems: Vec<String> = words.iter().map(|w| stem(w)).collect();
+        let need = (words.len() - allowed.min(words.len())) / 2;
         let best = user_tokens
             .iter()
-            .map(|(m, t)| (*m, edits_to_match(&words, t, never)))
-            .min_by_key(|(_, edits)| *edits);
+            .filter(|(_, _, bag)| stems.iter().filter(|w| bag.contains(*w)).count() >= need)
+            .map(|(m, t, _)| (*m, edits_to_match(&words, t, never)))
+            .min_by_key(|(_, edits)| *edits)
+            .or_else(|| user_tokens.first().map(|(m, _, _)| (*m, words.len())));
         if best.is_some_and(|(_, edits)| edits <= allowed) {
             continue;
         }

@@ -86,11 +86,22 @@ fn section_of(text: &str, sections: &Sections) -> Option<Section> {
 fn sentence_ends(line: &str) -> Vec<usize> {
     let bytes = line.as_bytes();
     let mut ends = Vec::new();
+    let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
+        // The `.` of a list number (`1. Did x.`) ends nothing.
+        let numbering = || {
+            let piece = line
+                .get(from..i)
+                .unwrap_or("")
+                .trim_start_matches([' ', '-', '*']);
+            !piece.is_empty() && piece.bytes().all(|d| d.is_ascii_digit())
+        };
         if matches!(b, b'.' | b'!' | b'?')
             && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
+            && !(b == b'.' && numbering())
         {
             ends.push(i + 1);
+            from = i + 1;
         }
     }
     ends

@@ -168,8 +168,19 @@ pub fn edits_to_match(quote: &[String], turn: &[String], never: usize) -> usize 
         return 0;
     }
     let cost = |t: &str| if is_negation(t) { never } else { 1 };
+    // A match may neither start right after a negation of the turn nor end right before one:
+    // "don't push to main" does not say "push to main". (A quote that drops its last words to
+    // stop short of "I don't approve" pays for them as edits.)
+    let window = 1;
+    let negation_in = |from: usize, to: usize| {
+        turn.get(from..to.min(turn.len()))
+            .is_some_and(|ts| ts.iter().any(|t| is_negation(t)))
+    };
+    let negated_before = |j: usize| negation_in(j.saturating_sub(window), j);
     // prev[j]: best cost of matching quote[..i] ending at turn[..j].
-    let mut prev = vec![0usize; turn.len() + 1];
+    let mut prev: Vec<usize> = (0..=turn.len())
+        .map(|j| if negated_before(j) { never } else { 0 })
+        .collect();
     let mut row = vec![0usize; turn.len() + 1];
     for q in quote {
         let q_cost = cost(q);
@@ -186,7 +197,12 @@ pub fn edits_to_match(quote: &[String], turn: &[String], never: usize) -> usize 
         }
         std::mem::swap(&mut prev, &mut row);
     }
-    prev.iter().copied().min().unwrap_or(usize::MAX)
+    prev.iter()
+        .enumerate()
+        .filter(|(j, _)| !negation_in(*j, *j + window))
+        .map(|(_, cost)| *cost)
+        .min()
+        .unwrap_or(usize::MAX)
 }
 
 /// Edits a quote of `len` tokens may need and still count as the user's words.
@@ -229,7 +245,12 @@ mod tests {
         );
         let turn = toks("push it to main? I don't approve");
         let quote = toks("push it to main, I approve");
-        assert!(edits_to_match(&quote, &turn, 99) >= 99);
+        assert!(edits_to_match(&quote, &turn, 99) > allowed_edits(quote.len()));
+        let turn =
+            toks("we can finally push the reviewed change set to main today? I don't approve");
+        let quote = toks("we can finally push the reviewed change set to main today, I approve");
+        assert!(edits_to_match(&quote, &turn, 99) > allowed_edits(quote.len()));
+        assert!(edits_to_match(&toks("push to main"), &toks("don't push to main"), 99) > 0);
         let turn = toks("Work on bead spotter-fum. Run bd show spotter-fum.");
         assert_eq!(
             edits_to_match(&toks("Work on bead spotter-fum"), &turn, 99),
