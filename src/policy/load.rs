@@ -211,7 +211,11 @@ pub fn check_pinned(id: &str, severity: &str, text: &str) -> Result<(), String> 
         return Err("a pinned constraint has an empty id or text".into());
     }
     if !["critical", "high", "medium", "low"].contains(&severity) {
-        return Err(format!("pinned constraint \"{id}\" has severity \"{severity}\": use critical, high, medium or low"));
+        return Err(format!(
+            "pinned constraint \"{}\" has severity \"{}\": use critical, high, medium or low",
+            crate::sanitize::excerpt(id, 80),
+            crate::sanitize::excerpt(severity, 40)
+        ));
     }
     Ok(())
 }
