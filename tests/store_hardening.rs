@@ -423,7 +423,12 @@ fn read_only_media_open_with_readonly() {
     );
     let (code, out, err) = run(cq(d).args(["list", "--store", &copy]));
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("18 of 18 shown"), "{out}");
+    let total = 18
+        + cq::service::demo::agents::manifest()
+            .unwrap()
+            .scenario
+            .len();
+    assert!(out.contains(&format!("{total} of {total} shown")), "{out}");
     let (code, out, err) = run(cq(d).args(["audit", "verify", "--store", &copy]));
     assert_eq!(code, Some(0), "{out}{err}");
     drop(ro);

@@ -170,6 +170,27 @@ impl PinnedManifest {
         out
     }
 
+    /// Every match of every forbidden pattern in `text`, in constraint order (prose mode
+    /// decides which of them the summary proposes).
+    pub fn conflicts_all(&self, text: &str) -> Vec<PinnedConflict> {
+        let mut out = Vec::new();
+        for pinned in &self.constraints {
+            let patterns = pinned
+                .constraint
+                .forbidden_patterns
+                .iter()
+                .zip(&pinned.patterns);
+            for (pattern, regex) in patterns {
+                out.extend(regex.find_iter(text).map(|m| PinnedConflict {
+                    constraint_id: pinned.constraint.id.clone(),
+                    pattern: pattern.clone(),
+                    span: m.range(),
+                }));
+            }
+        }
+        out
+    }
+
     /// The ids of constraints whose text the trusted channel does not carry byte for byte.
     pub fn missing_from(&self, trusted_content: &str) -> Vec<String> {
         self.constraints

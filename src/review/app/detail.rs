@@ -109,7 +109,10 @@ pub fn findings(item: &ItemDetail) -> Vec<Finding> {
                 (CheckName::Secrets, SpanKind::MaskedSecret { .. })
                     | (CheckName::Authority, SpanKind::Authority)
                     | (CheckName::Pinned, SpanKind::PinnedMatch { .. })
-                    | (CheckName::Consistency, SpanKind::Conflict { .. })
+                    | (
+                        CheckName::Consistency | CheckName::Conflicts,
+                        SpanKind::Conflict { .. }
+                    )
             )
         })
     };

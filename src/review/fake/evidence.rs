@@ -43,6 +43,7 @@ fn status_of(v: Verification, claim: &str) -> ConstraintStatus {
         Verification::Preserved => ConstraintStatus::Preserved,
         Verification::Conflict => ConstraintStatus::Conflict,
         Verification::Unsupported => ConstraintStatus::Unsupported,
+        Verification::Reinjected => ConstraintStatus::Reinjected,
     }
 }
 
