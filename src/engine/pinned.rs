@@ -10,14 +10,22 @@
 use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Value};
 use crate::policy::{check_pinned, PinnedConstraint};
 
+use super::lazy_regex::{self, RegexOptions};
 use super::words::SplitView;
+
+/// How forbidden patterns compile: case-insensitive, at most 1 MiB.
+const PATTERN: RegexOptions = RegexOptions {
+    case_insensitive: true,
+    multi_line: false,
+    size_limit: 1 << 20,
+};
 
 /// A pinned constraint whose forbidden patterns were compiled.
 #[derive(Debug, Clone)]
 pub struct Pinned {
     pub constraint: PinnedConstraint,
     pub record_sha256: String,
-    patterns: Vec<regex::Regex>,
+    patterns: Vec<regex_automata::meta::Regex>,
 }
 
 /// The isolated constraints, in request order after the policy's defaults.
@@ -56,10 +64,8 @@ impl PinnedManifest {
                 .forbidden_patterns
                 .iter()
                 .map(|pattern| {
-                    regex::RegexBuilder::new(pattern)
-                        .case_insensitive(true)
-                        .size_limit(1 << 20)
-                        .build()
+                    // Compiled for every request that carries it: no up-front full DFA.
+                    lazy_regex::build(pattern, PATTERN)
                         .map_err(|e| format!("pinned constraint \"{}\": forbidden pattern {pattern:?} does not compile: {e}", constraint.id))
                 })
                 .collect::<Result<_, _>>()?;
