@@ -9,6 +9,7 @@ pub mod clause;
 pub mod compacted;
 pub mod consistency;
 pub mod diagnose;
+pub mod lazy_regex;
 pub mod pinned;
 pub mod prose;
 pub mod pytext;

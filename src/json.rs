@@ -14,7 +14,9 @@ mod float;
 mod parse;
 mod value;
 
-pub use canonical::{canonical, canonical_sha256, sha256_hex, to_ascii, CanonicalError};
+pub use canonical::{
+    canonical, canonical_sha256, hashed_on_this_thread, sha256_hex, to_ascii, CanonicalError,
+};
 pub use fields::{
     canonical_array, canonical_object, canonical_str, object_value, write_object, write_strings,
     Field,

@@ -2,6 +2,7 @@
 //! negative examples) and keep the properties the gate relies on.
 #![allow(clippy::unwrap_used)]
 
+use cq::engine::policy_engine::VALIDATED_BUILTINS;
 use cq::engine::PolicyEngine;
 use cq::policy::{Policy, BUILTIN};
 
@@ -9,8 +10,47 @@ use cq::policy::{Policy, BUILTIN};
 fn every_builtin_policy_loads_and_compiles() {
     for (name, _) in BUILTIN {
         let policy = Policy::builtin(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-        PolicyEngine::new(policy, &"b".repeat(64)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let engine =
+            PolicyEngine::new(policy, &"b".repeat(64)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Loading a built-in skips this (it is listed as validated): every pattern compiles
+        // and every rule meets its examples and negative examples.
+        engine.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+#[test]
+fn every_builtin_policy_is_listed_as_validated_and_nothing_else_is() {
+    let digests: Vec<String> = BUILTIN
+        .iter()
+        .map(|(name, _)| Policy::builtin(name).unwrap().sha256())
+        .collect();
+    for ((name, _), digest) in BUILTIN.iter().zip(&digests) {
+        assert!(
+            VALIDATED_BUILTINS.contains(&digest.as_str()),
+            "built-in policy \"{name}\" is {digest}: put that digest in VALIDATED_BUILTINS \
+             (src/engine/policy_engine.rs) so loading it skips re-validating its examples"
+        );
+    }
+    for listed in VALIDATED_BUILTINS {
+        assert!(
+            digests.iter().any(|d| d == listed),
+            "VALIDATED_BUILTINS lists {listed}, which no built-in policy has: remove it"
+        );
+    }
+}
+
+#[test]
+fn an_edited_builtin_policy_is_validated_when_it_compiles() {
+    let mut policy = Policy::builtin("default").unwrap();
+    let conflict = policy.grammar.conflicts.first_mut().unwrap();
+    conflict
+        .negative_examples
+        .push(conflict.examples[0].clone());
+    let err = PolicyEngine::new(policy, &"b".repeat(64)).err().unwrap();
+    assert!(
+        err.to_string().contains("matches its negative example"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@
 
 use crate::policy::Authority;
 
+use super::lazy_regex::{LazyRegex, RegexOptions};
 use super::words::SplitView;
 use super::SourceMessage;
 
@@ -25,35 +26,54 @@ pub struct AuthorityFinding {
     pub reason: String,
 }
 
-/// The policy's authority rules, compiled.
+/// The policy's authority rules, compiled; each pattern on first use (see [`LazyRegex`]), and
+/// the approval and refusal phrases as one word-bounded alternation each, which matches
+/// wherever one of its phrases does.
 pub struct AuthorityChecker {
-    claims: Vec<regex::Regex>,
-    markers: Vec<regex::Regex>,
-    approvals: Vec<regex::Regex>,
-    refusals: Vec<regex::Regex>,
+    claims: Vec<LazyRegex>,
+    markers: Vec<LazyRegex>,
+    approvals: Option<LazyRegex>,
+    refusals: Option<LazyRegex>,
     stopwords: Vec<String>,
 }
 
-fn compile(patterns: &[String], what: &str) -> Result<Vec<regex::Regex>, String> {
+const OPTIONS: RegexOptions = RegexOptions {
+    case_insensitive: true,
+    multi_line: true,
+    size_limit: 4 << 20,
+};
+
+fn lazy(patterns: &[String]) -> Vec<LazyRegex> {
     patterns
         .iter()
-        .map(|p| {
-            regex::RegexBuilder::new(p)
-                .case_insensitive(true)
-                .multi_line(true)
-                .size_limit(4 << 20)
-                .build()
-                .map_err(|e| format!("authority {what} pattern {p:?} does not compile: {e}"))
-        })
+        .map(|p| LazyRegex::new(p, OPTIONS))
         .collect()
 }
 
-fn phrases(phrases: &[String], what: &str) -> Result<Vec<regex::Regex>, String> {
-    let patterns: Vec<String> = phrases
-        .iter()
-        .map(|p| format!(r"\b{}\b", regex::escape(p)))
-        .collect();
-    compile(&patterns, what)
+/// `\b(?:p1|p2|…)\b` over the escaped phrases; `None` for no phrase.
+fn phrases(phrases: &[String]) -> Option<LazyRegex> {
+    let escaped: Vec<String> = phrases.iter().map(|p| regex::escape(p)).collect();
+    (!escaped.is_empty())
+        .then(|| LazyRegex::new(format!(r"\b(?:{})\b", escaped.join("|")), OPTIONS))
+}
+
+/// Whether one of `phrases` is in `text` (no phrases: no); `None` when they do not compile.
+fn says(phrases: Option<&LazyRegex>, text: &str) -> Option<bool> {
+    match phrases {
+        None => Some(false),
+        Some(phrases) => phrases.get().ok().map(|r| r.is_match(text)),
+    }
+}
+
+/// A pattern that does not compile, as the finding that quarantines the summary (fail
+/// closed: a rule that cannot run never passes).
+fn broken(what: &str, pattern: &str, reason: &str, at: usize) -> AuthorityFinding {
+    AuthorityFinding {
+        role: "marker".into(),
+        action: String::new(),
+        span: at..at,
+        reason: format!("authority {what} pattern {pattern:?} does not compile: {reason}"),
+    }
 }
 
 fn role_of(word: &str) -> &'static str {
@@ -102,12 +122,32 @@ impl AuthorityChecker {
             }
         }
         Ok(AuthorityChecker {
-            claims: compile(&rules.claim_patterns, "claim")?,
-            markers: compile(&rules.role_markers, "role marker")?,
-            approvals: phrases(&rules.approval_markers, "approval")?,
-            refusals: phrases(&rules.refusal_markers, "refusal")?,
+            claims: lazy(&rules.claim_patterns),
+            markers: lazy(&rules.role_markers),
+            approvals: phrases(&rules.approval_markers),
+            refusals: phrases(&rules.refusal_markers),
             stopwords: rules.stopwords.iter().map(|w| w.to_lowercase()).collect(),
         })
+    }
+
+    /// Compiles every pattern now: the first that does not compile, and why.
+    pub fn validate(&self) -> Result<(), String> {
+        for (what, patterns) in [
+            ("claim", self.claims.iter().collect::<Vec<_>>()),
+            ("role marker", self.markers.iter().collect()),
+            ("approval", self.approvals.iter().collect()),
+            ("refusal", self.refusals.iter().collect()),
+        ] {
+            for pattern in patterns {
+                pattern.compile_now().map_err(|e| {
+                    format!(
+                        "authority {what} pattern {:?} does not compile: {e}",
+                        pattern.pattern()
+                    )
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// Whether the rules can find anything at all.
@@ -126,8 +166,9 @@ impl AuthorityChecker {
     fn user_supports(&self, action: &[String], sources: &[SourceMessage]) -> bool {
         sources.iter().filter(|m| m.role == "user").any(|m| {
             let content = m.content.to_lowercase();
-            self.approvals.iter().any(|r| r.is_match(&m.content))
-                && !self.refusals.iter().any(|r| r.is_match(&m.content))
+            // Phrases that do not compile approve nothing and refuse everything (fail closed).
+            says(self.approvals.as_ref(), &m.content) == Some(true)
+                && says(self.refusals.as_ref(), &m.content) == Some(false)
                 && action.iter().all(|word| content.contains(word.as_str()))
         })
     }
@@ -171,6 +212,13 @@ impl AuthorityChecker {
             }
         };
         for marker in &self.markers {
+            let marker = match marker.get() {
+                Ok(marker) => marker,
+                Err(why) => {
+                    push(broken("role marker", marker.pattern(), why, 0), findings);
+                    continue;
+                }
+            };
             for found in marker.find_iter(text) {
                 let finding = AuthorityFinding {
                     role: "marker".into(),
@@ -183,20 +231,29 @@ impl AuthorityChecker {
             }
         }
         for claim in &self.claims {
+            let claim = match claim.get() {
+                Ok(claim) => claim,
+                Err(why) => {
+                    push(broken("claim", claim.pattern(), why, 0), findings);
+                    continue;
+                }
+            };
             for captures in claim.captures_iter(text) {
-                let (Some(whole), Some(role)) = (captures.get(0), captures.name("role")) else {
+                let (Some(whole), Some(role)) =
+                    (captures.get_match(), captures.get_group_by_name("role"))
+                else {
                     continue;
                 };
-                let role = role_of(role.as_str());
+                let role = role_of(text.get(role.range()).unwrap_or(""));
+                let action_span = captures.get_group_by_name("action");
                 // A pattern without an `action` group claims for its whole sentence.
-                let action = captures
-                    .name("action")
-                    .map_or_else(
-                        || text.get(sentence_span(text, whole.range())).unwrap_or(""),
-                        |m| m.as_str(),
-                    )
-                    .trim()
-                    .to_owned();
+                let action = match action_span {
+                    Some(a) => text.get(a.range()),
+                    None => text.get(sentence_span(text, whole.range())),
+                }
+                .unwrap_or("")
+                .trim()
+                .to_owned();
                 let words = self.action_words(&action);
                 let reason = if role == "system" {
                     "no source turn has the system role, so no system instruction can be carried"
@@ -214,12 +271,12 @@ impl AuthorityChecker {
                 };
                 // The claim itself, less the action it claims for, when the action trails or
                 // leads it: on the split view, the tokens that make the claim.
-                let head = match captures.name("action") {
-                    Some(a) if a.end() == whole.end() && a.start() > whole.start() => {
-                        whole.start()..a.start()
+                let head = match action_span {
+                    Some(a) if a.end == whole.end() && a.start > whole.start() => {
+                        whole.start()..a.start
                     }
-                    Some(a) if a.start() == whole.start() && a.end() < whole.end() => {
-                        a.end()..whole.end()
+                    Some(a) if a.start == whole.start() && a.end < whole.end() => {
+                        a.end..whole.end()
                     }
                     _ => whole.range(),
                 };

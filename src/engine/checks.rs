@@ -3,6 +3,8 @@
 //! pinned constraints, authority. The order of this list is the seed's first-failure order,
 //! which decides the verdict's outcome class.
 
+use std::collections::HashMap;
+
 use crate::json::{self, canonical_sha256, Field, Limits, Value};
 
 use super::authority::AuthorityChecker;
@@ -465,12 +467,24 @@ pub(crate) fn secrets(
 ) -> (CheckResult, Option<SecretScanReceipt>) {
     // Every value of every claim. The keys are the schema's own field names here (the claim
     // was rebuilt from the validated output); keys of output that fails the schema are
-    // scanned with the rest of it, above.
+    // scanned with the rest of it, above. Findings depend on the text alone (see
+    // `LeafScanner`), so a value that repeats (every claim's `status`, `constraint_type`)
+    // is scanned once and its findings are named after each field that holds it.
+    let mut scanned: HashMap<&str, Vec<LeafFinding>> = HashMap::new();
     for (i, claim) in compacted.preserved_constraint_claims.iter().enumerate() {
         for (key, value) in claim.fields() {
             if let Field::Str(text) = value {
-                let path = format!("preserved_constraint_claims[{i}].{key}");
-                leaks.extend(cx.leaf_scanner.scan_field(&path, text));
+                let path = || format!("preserved_constraint_claims[{i}].{key}");
+                let found = scanned
+                    .entry(text)
+                    .or_insert_with(|| cx.leaf_scanner.scan_field(&path(), text));
+                if !found.is_empty() {
+                    let path = path();
+                    leaks.extend(found.iter().map(|f| LeafFinding {
+                        field_path: path.clone(),
+                        ..f.clone()
+                    }));
+                }
             }
         }
     }

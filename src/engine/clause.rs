@@ -17,6 +17,7 @@ use std::ops::Range;
 use crate::json::{canonical_object, sha256_hex, write_strings, Field};
 use crate::policy::grammar::{Grammar, Segmentation};
 
+use super::lazy_regex::{LazyRegex, RegexOptions};
 use super::pytext;
 use super::verifier::{
     ConflictVerification, ConflictVerifier, ConstraintResult, ParseFailure, VerifierError,
@@ -55,7 +56,7 @@ pub enum GrammarError {
 pub struct ClosedClauseVerifier {
     grammar: Grammar,
     artifact_sha256: String,
-    charset: Option<regex::Regex>,
+    charset: Option<LazyRegex>,
     plain: HashSet<String>,
     types: SlotTypes,
     templates: Vec<Template>,
@@ -96,13 +97,10 @@ impl ClosedClauseVerifier {
         grammar: &Grammar,
         artifact_sha256: &str,
     ) -> Result<ClosedClauseVerifier, GrammarError> {
-        let charset = match &grammar.charset {
-            Some(pattern) => Some(
-                regex::Regex::new(&format!(r"\A(?:{pattern})\z"))
-                    .map_err(|e| GrammarError::Charset(e.to_string()))?,
-            ),
-            None => None,
-        };
+        // The regex crate's default size limit.
+        let charset = grammar.charset.as_ref().map(|pattern| {
+            LazyRegex::new(format!(r"\A(?:{pattern})\z"), RegexOptions::sized(10 << 20))
+        });
         let types = SlotTypes::new(&grammar.slots)?;
         let mut plain = HashSet::new();
         let mut templates = Vec::new();
@@ -127,29 +125,7 @@ impl ClosedClauseVerifier {
             }
             required.insert(item.predicate.clone(), clause);
         }
-        let mut conflicts = Vec::new();
-        for item in &grammar.conflicts {
-            let conflict = Conflict::compile(item)?;
-            for example in &item.examples {
-                let views = Views::new(example, grammar.match_joined_words);
-                if !matches!(conflict.find(&views), Ok(Some(_))) {
-                    return Err(GrammarError::ExampleMissed {
-                        id: item.id.clone(),
-                        example: example.clone(),
-                    });
-                }
-            }
-            for example in &item.negative_examples {
-                let views = Views::new(example, grammar.match_joined_words);
-                if !matches!(conflict.find(&views), Ok(None)) {
-                    return Err(GrammarError::NegativeMatched {
-                        id: item.id.clone(),
-                        example: example.clone(),
-                    });
-                }
-            }
-            conflicts.push(conflict);
-        }
+        let conflicts = grammar.conflicts.iter().map(Conflict::new).collect();
         let in_grammar = |folded: &str| {
             let words: Vec<&str> = folded.split(' ').collect();
             all_clauses.contains(folded) || templates.iter().any(|t| t.matches(&words, &types))
@@ -159,7 +135,7 @@ impl ClosedClauseVerifier {
             .iter()
             .map(|item| ExclusiveGroup::compile(item, &types, &in_grammar))
             .collect::<Result<_, _>>()?;
-        let verifier = ClosedClauseVerifier {
+        Ok(ClosedClauseVerifier {
             grammar: grammar.clone(),
             artifact_sha256: artifact_sha256.to_owned(),
             charset,
@@ -169,9 +145,41 @@ impl ClosedClauseVerifier {
             required,
             conflicts,
             exclusive,
-        };
-        verifier.check_exclusive_examples()?;
-        Ok(verifier)
+        })
+    }
+
+    /// Compiles every pattern of the grammar now and checks every rule against its examples:
+    /// each slot type accepts its examples and rejects its negative ones, each conflict
+    /// pattern matches its examples and none of its negative ones, each exclusive group finds
+    /// a contradiction in each example and none in its negative ones. A policy from a file
+    /// is validated when it loads; the built-in ones are validated by a test.
+    pub fn validate(&self) -> Result<(), GrammarError> {
+        if let Some(charset) = &self.charset {
+            charset.compile_now().map_err(GrammarError::Charset)?;
+        }
+        self.types.validate(&self.grammar.slots)?;
+        for (conflict, item) in self.conflicts.iter().zip(&self.grammar.conflicts) {
+            conflict.compile_now()?;
+            for example in &item.examples {
+                let views = Views::new(example, self.grammar.match_joined_words);
+                if !matches!(conflict.find(&views), Ok(Some(_))) {
+                    return Err(GrammarError::ExampleMissed {
+                        id: item.id.clone(),
+                        example: example.clone(),
+                    });
+                }
+            }
+            for example in &item.negative_examples {
+                let views = Views::new(example, self.grammar.match_joined_words);
+                if !matches!(conflict.find(&views), Ok(None)) {
+                    return Err(GrammarError::NegativeMatched {
+                        id: item.id.clone(),
+                        example: example.clone(),
+                    });
+                }
+            }
+        }
+        self.check_exclusive_examples()
     }
 
     /// The digest of the verifier artifact this grammar was compiled as.
@@ -225,6 +233,12 @@ impl ClosedClauseVerifier {
     fn parse(&self, summary: &str) -> Result<Parsed, ParseFailure> {
         let fail = |message: String, span: Option<Range<usize>>| ParseFailure { message, span };
         if let Some(charset) = &self.charset {
+            let charset = charset.get().map_err(|e| {
+                fail(
+                    format!("the grammar's character set does not compile: {e}"),
+                    None,
+                )
+            })?;
             if !charset.is_match(summary) {
                 let bad = summary
                     .char_indices()

@@ -10,20 +10,18 @@
 use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Value};
 use crate::policy::{check_pinned, PinnedConstraint};
 
+use super::lazy_regex::{self, RegexOptions};
 use super::words::SplitView;
 use crate::sanitize::excerpt;
 
 /// Why a forbidden pattern does not compile, quoting at most an excerpt of it: the regex
 /// crate's own message repeats the whole pattern, which a request may have made megabytes long.
-fn pattern_error(id: &str, pattern: &str, error: &regex::Error) -> String {
-    let why = match error {
-        regex::Error::Syntax(text) => text
-            .lines()
-            .find_map(|l| l.strip_prefix("error: "))
-            .unwrap_or("a syntax error")
-            .to_owned(),
-        other => other.to_string(),
-    };
+fn pattern_error(id: &str, pattern: &str, error: &str) -> String {
+    // A syntax error's last line says what is wrong; the lines above repeat the pattern.
+    let why = error
+        .lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .unwrap_or(error);
     format!(
         "pinned constraint \"{}\": forbidden pattern \"{}\" does not compile: {}",
         excerpt(id, 80),
@@ -32,12 +30,19 @@ fn pattern_error(id: &str, pattern: &str, error: &regex::Error) -> String {
     )
 }
 
+/// How forbidden patterns compile: case-insensitive, at most 1 MiB.
+const PATTERN: RegexOptions = RegexOptions {
+    case_insensitive: true,
+    multi_line: false,
+    size_limit: 1 << 20,
+};
+
 /// A pinned constraint whose forbidden patterns were compiled.
 #[derive(Debug, Clone)]
 pub struct Pinned {
     pub constraint: PinnedConstraint,
     pub record_sha256: String,
-    patterns: Vec<regex::Regex>,
+    patterns: Vec<regex_automata::meta::Regex>,
 }
 
 /// The isolated constraints, in request order after the policy's defaults.
@@ -76,10 +81,8 @@ impl PinnedManifest {
                 .forbidden_patterns
                 .iter()
                 .map(|pattern| {
-                    regex::RegexBuilder::new(pattern)
-                        .case_insensitive(true)
-                        .size_limit(1 << 20)
-                        .build()
+                    // Compiled for every request that carries it: no up-front full DFA.
+                    lazy_regex::build(pattern, PATTERN)
                         .map_err(|e| pattern_error(&constraint.id, pattern, &e))
                 })
                 .collect::<Result<_, _>>()?;

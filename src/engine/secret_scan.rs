@@ -72,7 +72,9 @@ pub trait ScanBackend {
     ) -> Result<BackendReceipt, BackendError>;
 }
 
-/// Scans one string leaf (cq scans every leaf of the output, claims included).
+/// Scans one string leaf (cq scans every leaf of the output, claims included). What it finds
+/// depends on the text alone: `field_path` only names the field in each finding, so the gate
+/// may scan a value that repeats once.
 pub trait LeafScanner {
     fn scan_field(&self, field_path: &str, text: &str) -> Vec<LeafFinding>;
 }

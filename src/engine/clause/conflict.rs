@@ -1,11 +1,17 @@
 //! Conflict patterns, compiled: each finds its first match on the normalised summary and,
 //! when the grammar matches joined words, on the normalised split view (`git_push` read as
-//! `git push`), and reports it as a byte span of the summary itself.
+//! `git push`), and reports it as a byte span of the summary itself. A pattern compiles the
+//! first time it runs; one that does not compile is a verifier error there (fail closed), and
+//! [`Conflict::compile_now`] reports it when a policy is validated.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use crate::policy::grammar::ConflictPattern;
 
+use regex_automata::{meta, Input};
+
+use super::super::lazy_regex::{self, RegexOptions};
 use super::super::pytext::{self, Normalized};
 use super::super::verifier::VerifierError;
 use super::super::words::SplitView;
@@ -14,7 +20,8 @@ use super::GrammarError;
 pub(super) struct Conflict {
     pub id: String,
     pub predicate: String,
-    matcher: Matcher,
+    pattern: String,
+    matcher: OnceLock<Result<Matcher, GrammarError>>,
 }
 
 /// How a conflict pattern runs. Most patterns need nothing but the `regex` crate; the common
@@ -23,12 +30,13 @@ pub(super) struct Conflict {
 /// prefilter.
 enum Matcher {
     Plain {
-        regex: regex::Regex,
+        regex: meta::Regex,
         not_after: Vec<String>,
     },
+    /// The exact pattern compiles only once its prefilter matches something.
     Fancy {
-        prefilter: regex::Regex,
-        exact: fancy_regex::Regex,
+        prefilter: meta::Regex,
+        exact: OnceLock<Result<fancy_regex::Regex, String>>,
     },
 }
 
@@ -77,36 +85,70 @@ impl Views {
     }
 }
 
-impl Conflict {
-    pub fn compile(item: &ConflictPattern) -> Result<Conflict, GrammarError> {
+impl Matcher {
+    fn compile(id: &str, pattern: &str) -> Result<Matcher, GrammarError> {
         let bad = |reason: String| GrammarError::Pattern {
-            id: item.id.clone(),
+            id: id.to_owned(),
             reason,
         };
-        let build = |pattern: &str| {
-            regex::RegexBuilder::new(pattern)
-                .size_limit(16 << 20)
-                .build()
-                .map_err(|e| bad(e.to_string()))
-        };
-        let (not_after, rest) = leading_negative_literals(&item.pattern);
+        let build =
+            |pattern: &str| lazy_regex::build(pattern, RegexOptions::sized(16 << 20)).map_err(&bad);
+        let (not_after, rest) = leading_negative_literals(pattern);
         let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
-        let matcher = if stripped == rest {
+        Ok(if stripped == rest {
             Matcher::Plain {
                 regex: build(rest)?,
                 not_after,
             }
         } else {
             Matcher::Fancy {
-                prefilter: build(&pytext::strip_lookarounds(&item.pattern).map_err(&bad)?)?,
-                exact: fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?,
+                prefilter: build(&pytext::strip_lookarounds(pattern).map_err(&bad)?)?,
+                exact: OnceLock::new(),
             }
-        };
-        Ok(Conflict {
+        })
+    }
+}
+
+impl Conflict {
+    /// The pattern, to compile on first use.
+    pub fn new(item: &ConflictPattern) -> Conflict {
+        Conflict {
             id: item.id.clone(),
             predicate: item.predicate.clone(),
-            matcher,
-        })
+            pattern: item.pattern.clone(),
+            matcher: OnceLock::new(),
+        }
+    }
+
+    fn matcher(&self) -> Result<&Matcher, &GrammarError> {
+        self.matcher
+            .get_or_init(|| Matcher::compile(&self.id, &self.pattern))
+            .as_ref()
+    }
+
+    /// Compiles the pattern now: why it does not compile, if it does not.
+    pub fn compile_now(&self) -> Result<(), GrammarError> {
+        match self.matcher().map_err(Clone::clone)? {
+            Matcher::Plain { .. } => Ok(()),
+            Matcher::Fancy { exact, .. } => {
+                self.exact(exact)
+                    .map(|_| ())
+                    .map_err(|reason| GrammarError::Pattern {
+                        id: self.id.clone(),
+                        reason: reason.to_owned(),
+                    })
+            }
+        }
+    }
+
+    fn exact<'a>(
+        &self,
+        exact: &'a OnceLock<Result<fancy_regex::Regex, String>>,
+    ) -> Result<&'a fancy_regex::Regex, &'a str> {
+        exact
+            .get_or_init(|| fancy_regex::Regex::new(&self.pattern).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// The first match, as a byte span of the summary the views were made from: on the
@@ -126,10 +168,11 @@ impl Conflict {
 
     /// The first match on one normalised text, as a byte range of it.
     fn find_in(&self, normalized: &str) -> Result<Option<Range<usize>>, VerifierError> {
-        match &self.matcher {
+        let matcher = self.matcher().map_err(|e| VerifierError(e.to_string()))?;
+        match matcher {
             Matcher::Plain { regex, not_after } => {
                 let mut start = 0;
-                while let Some(found) = regex.find_at(normalized, start) {
+                while let Some(found) = regex.search(&Input::new(normalized).range(start..)) {
                     if !not_after
                         .iter()
                         .any(|lit| normalized[..found.start()].ends_with(lit.as_str()))
@@ -147,7 +190,13 @@ impl Conflict {
                 if !prefilter.is_match(normalized) {
                     return Ok(None);
                 }
-                exact
+                self.exact(exact)
+                    .map_err(|e| {
+                        VerifierError(format!(
+                            "conflict pattern \"{}\" does not compile: {e}",
+                            self.id
+                        ))
+                    })?
                     .find(normalized)
                     .map(|found| found.map(|m| m.range()))
                     .map_err(|e| {

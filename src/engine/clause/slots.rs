@@ -2,10 +2,12 @@
 //! which: a built-in shape (`path`, `identifier`, `number`, `commit`), a choice (`{a|b}`),
 //! or a type the policy declares (`{test}`, `{branch}`, a narrower `{path}`) as a shape
 //! plus a pattern and a bound on the words the value joins. A declared type replaces the
-//! built-in of the same name; every declared type proves its examples when it compiles.
+//! built-in of the same name; its pattern compiles on first use (one that does not compile
+//! accepts no word), and [`SlotTypes::validate`] proves every declared type's examples.
 
 use crate::policy::grammar::{SlotShape, SlotType};
 
+use super::super::lazy_regex::{LazyRegex, RegexOptions};
 use super::super::pytext;
 use super::super::words;
 use super::GrammarError;
@@ -28,7 +30,7 @@ pub(super) struct Template {
 struct Kind {
     name: String,
     shape: SlotShape,
-    pattern: Option<regex::Regex>,
+    pattern: Option<LazyRegex>,
     max_words: Option<usize>,
 }
 
@@ -65,7 +67,10 @@ fn shape_accepts(shape: SlotShape, word: &str) -> bool {
 impl Kind {
     fn accepts(&self, word: &str) -> bool {
         shape_accepts(self.shape, word)
-            && self.pattern.as_ref().is_none_or(|p| p.is_match(word))
+            && self
+                .pattern
+                .as_ref()
+                .is_none_or(|p| p.get().is_ok_and(|p| p.is_match(word)))
             && self
                 .max_words
                 .is_none_or(|max| words::word_count(word) <= max)
@@ -104,15 +109,9 @@ impl SlotTypes {
             if kinds.iter().any(|k| k.name == item.name) {
                 return Err(bad("the slot type is declared twice".into()));
             }
-            let pattern = match &item.pattern {
-                Some(pattern) => Some(
-                    regex::RegexBuilder::new(&format!(r"\A(?:{pattern})\z"))
-                        .size_limit(1 << 20)
-                        .build()
-                        .map_err(|e| bad(format!("its pattern does not compile: {e}")))?,
-                ),
-                None => None,
-            };
+            let pattern = item.pattern.as_ref().map(|pattern| {
+                LazyRegex::new(format!(r"\A(?:{pattern})\z"), RegexOptions::sized(1 << 20))
+            });
             let max_words = match item.max_words {
                 Some(max) => Some(
                     usize::try_from(max)
@@ -122,19 +121,12 @@ impl SlotTypes {
                 ),
                 None => None,
             };
-            let kind = Kind {
+            kinds.push(Kind {
                 name: item.name.clone(),
                 shape: item.shape,
                 pattern,
                 max_words,
-            };
-            if let Some(missed) = item.examples.iter().find(|e| !kind.accepts(e)) {
-                return Err(bad(format!("it rejects its example {missed:?}")));
-            }
-            if let Some(taken) = item.negative_examples.iter().find(|e| kind.accepts(e)) {
-                return Err(bad(format!("it accepts its negative example {taken:?}")));
-            }
-            kinds.push(kind);
+            });
         }
         for (name, shape) in BUILTIN {
             if !kinds.iter().any(|k| k.name == name) {
@@ -147,6 +139,29 @@ impl SlotTypes {
             }
         }
         Ok(SlotTypes { kinds })
+    }
+
+    /// Compiles every declared type's pattern and checks that the type accepts each of its
+    /// examples and rejects each negative example (`declared` as given to [`SlotTypes::new`]).
+    pub fn validate(&self, declared: &[SlotType]) -> Result<(), GrammarError> {
+        for (kind, item) in self.kinds.iter().zip(declared) {
+            let bad = |reason: String| GrammarError::SlotType {
+                name: item.name.clone(),
+                reason,
+            };
+            if let Some(pattern) = &kind.pattern {
+                pattern
+                    .compile_now()
+                    .map_err(|e| bad(format!("its pattern does not compile: {e}")))?;
+            }
+            if let Some(missed) = item.examples.iter().find(|e| !kind.accepts(e)) {
+                return Err(bad(format!("it rejects its example {missed:?}")));
+            }
+            if let Some(taken) = item.negative_examples.iter().find(|e| kind.accepts(e)) {
+                return Err(bad(format!("it accepts its negative example {taken:?}")));
+            }
+        }
+        Ok(())
     }
 
     pub fn name(&self, index: usize) -> &str {

@@ -2,7 +2,8 @@
 //! `[prose]` table carries examples that must give a finding of that rule and negative
 //! examples that must not, run through the very checks the gate runs (a one-sentence summary
 //! over a span with no user turn). A policy whose rules fail their own examples is refused
-//! when it is compiled, so a rule that was edited into uselessness cannot ship.
+//! when it is validated (every policy but a built-in as shipped, whose examples a test runs),
+//! so a rule that was edited into uselessness cannot ship.
 
 use crate::engine::report::CheckResult;
 use crate::engine::{GateRequest, SummarizerOutput};

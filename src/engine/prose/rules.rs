@@ -203,7 +203,13 @@ impl ProseRules {
             approvals: phrases(&authority.approval_markers, "approval")?,
             refusals: phrases(&authority.refusal_markers, "refusal")?,
         };
-        super::examples::check(&rules, prose)?;
         Ok(rules)
+    }
+
+    /// Whether every claim, conflict and injection rule does what its examples say (see
+    /// [`super::examples`]); part of [`crate::engine::PolicyEngine::validate`], which every
+    /// policy but a built-in as shipped passes when it is compiled.
+    pub fn validate(&self, prose: &Prose) -> Result<(), String> {
+        super::examples::check(self, prose)
     }
 }
