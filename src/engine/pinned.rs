@@ -26,7 +26,7 @@ fn pattern_error(id: &str, pattern: &str, error: &str) -> String {
         "pinned constraint \"{}\": forbidden pattern \"{}\" does not compile: {}",
         excerpt(id, 80),
         excerpt(pattern, 80),
-        excerpt(&why, 200)
+        excerpt(why, 200)
     )
 }
 
