@@ -57,7 +57,7 @@ pub enum Command {
 /// Where the policy comes from and how far to trust it.
 #[derive(Debug, Clone, Args)]
 pub struct PolicyArgs {
-    /// A built-in policy name (default, seed-compatible) or a policy TOML file.
+    /// A built-in policy name (default, prose, seed-compatible) or a policy TOML file.
     #[arg(long, default_value = "default")]
     pub policy: String,
     /// Use a policy file without a valid signature from a trusted key (warns loudly).
