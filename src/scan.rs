@@ -14,7 +14,10 @@ pub mod backend;
 mod decode;
 mod digits;
 mod filter;
+mod glued;
 mod ids;
+mod joined;
+mod names;
 mod net;
 mod rule;
 mod shape;
@@ -278,9 +281,12 @@ impl Scanner {
         self.rules_sha256.clone()
     }
 
-    /// Scans one field. Findings are sorted by span and never overlap for the same rule.
+    /// Scans one field, and the joined views of its fragments (see `joined`). Findings are
+    /// sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
         let mut raw = self.scan_raw(text, true);
+        let joined = self.scan_joined(text, &raw);
+        raw.extend(joined);
         raw.sort_by(|a, b| {
             (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule))
         });
@@ -356,6 +362,11 @@ impl Scanner {
             let positions = group.iter().map(|&(_, p)| p);
             for window in windows(bytes, positions, rule.window_before, rule.window) {
                 rule.find_in(ri, text, window, &mut out);
+            }
+            if rule.glued.is_some() {
+                for &(_, at) in group {
+                    rule.find_glued(ri, text, at, &mut out);
+                }
             }
         }
         let needs_clusters = self.digit_rules.is_some()

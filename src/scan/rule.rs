@@ -146,6 +146,8 @@ pub struct Rule {
     /// without the cost of that leading repetition in every search.
     pub key_prefix: usize,
     regex: Regex,
+    /// The token regex without its boundary context, for a vendor-prefixed rule (see `glued`).
+    pub(super) glued: Option<super::glued::Glued>,
     /// Where the value sits in a match, so most matches need no capture extraction.
     value_shape: ValueShape,
     /// The regex source and its Unicode mode, for building shared regex sets.
@@ -234,6 +236,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
     let groups = regex.captures_len().saturating_sub(1);
     let first_name = regex.capture_names().nth(1).flatten();
     let value_shape = shape::value_shape(&spec.regex, spec.unicode, groups, first_name);
+    let glued = super::glued::glued_regex(&spec.regex, spec.unicode, &spec.keywords, spec.category);
     let entity = spec
         .entity
         .unwrap_or_else(|| spec.category.default_entity().to_owned());
@@ -259,6 +262,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         min_digits: spec.min_digits,
         key_prefix: spec.key_prefix.min(1 << 10),
         regex,
+        glued,
         value_shape,
         pattern: spec.regex,
         unicode: spec.unicode,
@@ -367,7 +371,7 @@ impl Rule {
     }
 
     /// Validates the value at `span` of `text` and records it when accepted.
-    fn push_if_accepted(
+    pub(super) fn push_if_accepted(
         &self,
         index: usize,
         text: &str,

@@ -1,0 +1,334 @@
+//! Secrets split into fragments. A summary written in a controlled language puts each value in
+//! its own slot, so an attacker can cut a key into pieces (an RSA key body over ten `read file`
+//! clauses, an AWS secret over two) or put a key's name in one clause and its value in the
+//! next. Each piece alone is nothing; the scan of a field therefore also scans two joined views
+//! of it, built from its fragments: the words that hold only what a slot value may hold
+//! (letters, digits, `_ . / @ + = : ~ % -`) and are not plain words, plus the words that name a
+//! secret (`password`, `token`), each cut free of sentence punctuation and quotes around it.
+//! The glued view concatenates neighbouring fragments, so split pieces become one token again;
+//! the paired view puts a `|` between them, which the rules read as a separator, so a key name
+//! in one fragment is the context of the whole value in the next (`aws_secret_access_key` then
+//! `<key>`). Fragments are neighbours when only plain words (at most [`MAX_GAP`] bytes, no blank
+//! line) stand between them; code and markup (quotes or brackets inside a word, `=`, `;`, bare
+//! punctuation) end a run, so `name = "value"` is never re-read.
+//!
+//! What the views find is mapped back to the bytes of every fragment it covers, one match per
+//! fragment, so a mask over the reported spans hides every piece. Only secrets are taken from
+//! the views (joined numbers make phone numbers and ids of nothing), only matches the joining
+//! made (in the glued view they cover two fragments and swallow no whole fragment that reads
+//! as a name, since the pieces of a secret are random; in the paired view they start the
+//! fragment after the one naming it and stay inside it), and a match the ordinary scan already
+//! reported,
+//! even in part, is not reported again. Fields over [`MAX_JOINED_BYTES`] (the default policy's
+//! whole scan population) get the ordinary scan only.
+
+use std::ops::Range;
+
+use super::rule::Category;
+use super::{RawMatch, Scanner};
+
+/// Fields larger than this are not joined.
+pub(super) const MAX_JOINED_BYTES: usize = 256 << 10;
+
+/// The most bytes between two fragments of one run.
+const MAX_GAP: usize = 64;
+
+/// Plain words that name a secret; as fragments they give the next one a key name.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "apikey",
+    "key",
+];
+
+/// One fragment in a view: where it stands in the view and in the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Piece {
+    view: Range<usize>,
+    text: Range<usize>,
+    /// Whether a fragment stands before it in its run.
+    follows: bool,
+}
+
+/// A joined view of a field and where each of its fragments came from.
+#[derive(Debug, Default)]
+struct View {
+    text: String,
+    pieces: Vec<Piece>,
+}
+
+impl View {
+    fn push(&mut self, field: &str, fragment: &Range<usize>, follows: bool) {
+        let start = self.text.len();
+        self.text.push_str(&field[fragment.clone()]);
+        self.pieces.push(Piece {
+            view: start..self.text.len(),
+            text: fragment.clone(),
+            follows,
+        });
+    }
+
+    /// Whether `span` starts a fragment that follows another one: its context came from there.
+    fn starts_a_later_fragment(&self, span: &Range<usize>) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| p.follows && p.view.start == span.start)
+    }
+
+    /// The field's byte ranges under `span` of the view, one per fragment it covers.
+    fn map(&self, span: &Range<usize>) -> Vec<Range<usize>> {
+        self.covered(span)
+            .map(|p| {
+                let from = span.start.max(p.view.start) - p.view.start;
+                let to = span.end.min(p.view.end) - p.view.start;
+                p.text.start + from..p.text.start + to
+            })
+            .collect()
+    }
+
+    fn covered<'v>(&'v self, span: &'v Range<usize>) -> impl Iterator<Item = &'v Piece> {
+        self.pieces
+            .iter()
+            .filter(move |p| p.view.start < span.end && span.start < p.view.end)
+    }
+
+    /// Whether `span` swallows a whole fragment that reads as a name (`ExternalSecret`,
+    /// `my-namespace`): pieces of a split secret are random, so this is words run together.
+    fn swallows_a_name(&self, field: &str, span: &Range<usize>) -> bool {
+        self.covered(span).any(|p| {
+            span.start <= p.view.start
+                && p.view.end <= span.end
+                && super::names::name_like(&field[p.text.clone()])
+        })
+    }
+}
+
+/// What a word of the field is to the views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// A word that may hold a value or a key name.
+    Fragment,
+    /// A plain word between fragments, as the words of a clause template are.
+    Plain,
+    /// Code or markup (quotes or brackets inside, `=`, `$`, `;`, bare punctuation): it ends a
+    /// run, so that `name = "value"` is never re-read as a name and its value.
+    Break,
+}
+
+/// The bytes a slot value may hold (paths, identifiers, numbers, commits, base64).
+fn slot_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_./@+=:~%-".contains(&b)
+}
+
+/// The words of `text` that are fragments or breaks, in order, with their byte ranges (cut
+/// free of the sentence punctuation and quotes around them).
+fn words(text: &str) -> Vec<(Word, Range<usize>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for word in text.split(char::is_whitespace) {
+        let start = at;
+        at += word.len()
+            + text[start + word.len()..]
+                .chars()
+                .next()
+                .map_or(0, char::len_utf8);
+        let lead = word.len() - word.trim_start_matches(['(', '"', '\'', '`']).len();
+        let trimmed =
+            word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'', '`']);
+        if trimmed.is_empty() {
+            if !word.is_empty() {
+                out.push((Word::Break, start..start + word.len()));
+            }
+            continue;
+        }
+        let range = start + lead..start + lead + trimmed.len();
+        let kind = if plain_word(trimmed) {
+            Word::Plain
+        } else if trimmed.bytes().all(slot_byte)
+            && trimmed.bytes().any(|b| b.is_ascii_alphanumeric())
+            && !trimmed.contains('=')
+            || base64_padded(trimmed)
+        {
+            Word::Fragment
+        } else {
+            Word::Break
+        };
+        if kind != Word::Plain {
+            out.push((kind, range));
+        }
+    }
+    out
+}
+
+/// A base64 value whose only `=` are its padding (`…dQ==`).
+fn base64_padded(word: &str) -> bool {
+    let body = word.trim_end_matches('=');
+    body.len() + 2 >= word.len()
+        && body.len() >= 8
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+/// A word of letters, capitalised at most at its start, that names nothing secret.
+fn plain_word(word: &str) -> bool {
+    let mut chars = word.chars();
+    let first_ok = chars.next().is_some_and(char::is_alphabetic);
+    let plain =
+        first_ok && chars.all(|c| c.is_alphabetic() && !c.is_uppercase()) && word.len() < 24;
+    plain && !SECRET_WORDS.contains(&word.to_lowercase().as_str())
+}
+
+/// Runs of neighbouring fragments: no break, no blank line and at most [`MAX_GAP`] bytes of
+/// plain words between one and the next.
+fn runs(text: &str) -> Vec<Vec<Range<usize>>> {
+    let mut runs: Vec<Vec<Range<usize>>> = Vec::new();
+    let mut run: Vec<Range<usize>> = Vec::new();
+    for (kind, range) in words(text) {
+        let near = run.last().is_some_and(|last: &Range<usize>| {
+            let gap = &text[last.end..range.start];
+            gap.len() <= MAX_GAP && !gap.contains("\n\n")
+        });
+        if kind == Word::Break || !near {
+            if run.len() >= 2 {
+                runs.push(std::mem::take(&mut run));
+            }
+            run.clear();
+        }
+        if kind == Word::Fragment {
+            run.push(range);
+        }
+    }
+    if run.len() >= 2 {
+        runs.push(run);
+    }
+    runs
+}
+
+/// The glued and the paired view of `text`, or none when no two fragments are neighbours.
+fn views(text: &str) -> Vec<View> {
+    if text.len() > MAX_JOINED_BYTES {
+        return Vec::new();
+    }
+    let runs = runs(text);
+    if runs.is_empty() {
+        return Vec::new();
+    }
+    let (mut glued, mut paired) = (View::default(), View::default());
+    for run in runs {
+        for (i, fragment) in run.iter().enumerate() {
+            if i > 0 {
+                paired.text.push('|');
+            }
+            glued.push(text, fragment, i > 0);
+            paired.push(text, fragment, i > 0);
+        }
+        glued.text.push('\n');
+        paired.text.push('\n');
+    }
+    vec![glued, paired]
+}
+
+impl Scanner {
+    /// Secrets in the joined views of `text` that `found` (the ordinary scan's matches) does
+    /// not already hold, one match per fragment they cover.
+    pub(super) fn scan_joined(&self, text: &str, found: &[RawMatch]) -> Vec<RawMatch> {
+        let mut out: Vec<RawMatch> = Vec::new();
+        for (paired, view) in views(text)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i == 1, v))
+        {
+            for m in self.scan_raw(&view.text, true) {
+                if matches!(
+                    self.rules[m.rule].category,
+                    Category::Pii | Category::Identifier
+                ) {
+                    continue;
+                }
+                let ranges = view.map(&m.span);
+                let known = |r: &Range<usize>| {
+                    found
+                        .iter()
+                        .chain(out.iter())
+                        .any(|f| f.rule == m.rule && f.span.start < r.end && r.start < f.span.end)
+                };
+                // Joined text must have helped: in the glued view the match covers pieces of two
+                // fragments; in the paired view it is one whole fragment after its key name.
+                let joined = if paired {
+                    ranges.len() == 1 && view.starts_a_later_fragment(&m.span)
+                } else {
+                    ranges.len() >= 2 && !view.swallows_a_name(text, &m.span)
+                };
+                if !joined || ranges.iter().any(known) {
+                    continue;
+                }
+                out.extend(ranges.into_iter().map(|span| RawMatch {
+                    rule: m.rule,
+                    span,
+                    confidence: m.confidence,
+                }));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragments_are_the_words_that_are_not_plain() {
+        let text = "Read file src/a.rs.\nThe current branch is fix_Ab3. (Token: \"x9\") Done";
+        let fragments: Vec<&str> = words(text)
+            .into_iter()
+            .filter(|(k, _)| *k == Word::Fragment)
+            .map(|(_, r)| &text[r])
+            .collect();
+        assert_eq!(fragments, vec!["src/a.rs", "fix_Ab3", "Token", "x9"]);
+    }
+
+    #[test]
+    fn code_breaks_runs() {
+        let runs_of = |text: &str| -> Vec<Vec<String>> {
+            runs(text)
+                .into_iter()
+                .map(|run| run.into_iter().map(|r| text[r].to_owned()).collect())
+                .collect()
+        };
+        assert!(runs_of("api_key = \"Ab3xYz9Q\"").is_empty());
+        assert!(runs_of("<add key=\"ClearTextPassword\" value=\"x9\" />").is_empty());
+        assert!(runs_of("Ldap password ---- H7IKC85R#@4$").is_empty());
+        assert_eq!(
+            runs_of("The current branch is password. Read file Xk9mP2qLz7==."),
+            vec![vec!["password".to_owned(), "Xk9mP2qLz7==".to_owned()]]
+        );
+    }
+
+    #[test]
+    fn views_join_neighbouring_fragments_and_map_back_to_each() {
+        let text = "Read file MIIEow. Read file IBAAK.\n\nRead file zz9.";
+        let views = views(text);
+        assert_eq!(views.len(), 2);
+        assert_eq!(views[0].text, "MIIEowIBAAK\n");
+        assert_eq!(views[1].text, "MIIEow|IBAAK\n");
+        // A span over both pieces maps to both fragments, not the words between them.
+        assert_eq!(views[0].map(&(3..8)), vec![13..16, 28..30]);
+        assert_eq!(views[1].map(&(3..9)), vec![13..16, 28..30]);
+    }
+
+    #[test]
+    fn a_lone_fragment_makes_no_view() {
+        assert!(views("SAFETY-SECRETS").is_empty());
+        assert!(views("deny(secret_disclosure)").is_empty());
+        let far = format!("a1 {} b2", "word ".repeat(20));
+        assert!(views(&far).is_empty());
+    }
+}
