@@ -132,7 +132,7 @@ fn without_boundaries(hir: &Hir) -> Option<Hir> {
     // The value must be the whole token, vendor prefix included: one group around all of it,
     // or no group at all. A value after a name (`aws_secret = (…)`) is not a glued token.
     let one_group = matches!(token, [h] if matches!(h.kind(), HirKind::Capture(_)));
-    if start == 0 && end == parts.len() || !(one_group || !token.iter().any(has_capture)) {
+    if start == 0 && end == parts.len() || !one_group && token.iter().any(has_capture) {
         return None;
     }
     Some(Hir::concat(token.to_vec()))

@@ -5,7 +5,8 @@
 //! of it, built from its fragments: the words that hold only what a slot value may hold
 //! (letters, digits, `_ . / @ + = : ~ % -`) and are not plain words, plus the words that name a
 //! secret (`password`, `token`), each cut free of sentence punctuation and quotes around it.
-//! The glued view concatenates neighbouring fragments, so split pieces become one token again;
+//! The glued view concatenates neighbouring fragments, so split pieces become one token again
+//! (a fragment that reads as a name is glued to nothing: the pieces of a secret are random);
 //! the paired view puts a `|` between them, which the rules read as a separator, so a key name
 //! in one fragment is the context of the whole value in the next (`aws_secret_access_key` then
 //! `<key>`). Fragments are neighbours when only plain words (at most [`MAX_GAP`] bytes, no blank
@@ -15,15 +16,14 @@
 //! What the views find is mapped back to the bytes of every fragment it covers, one match per
 //! fragment, so a mask over the reported spans hides every piece. Only secrets are taken from
 //! the views (joined numbers make phone numbers and ids of nothing), only matches the joining
-//! made (in the glued view they cover two fragments and swallow no whole fragment that reads
-//! as a name, since the pieces of a secret are random; in the paired view they start the
-//! fragment after the one naming it and stay inside it), and a match the ordinary scan already
-//! reported,
-//! even in part, is not reported again. Fields over [`MAX_JOINED_BYTES`] (the default policy's
-//! whole scan population) get the ordinary scan only.
+//! made (in the glued view they cover two fragments; in the paired view they start the
+//! fragment after the one naming it and stay inside it), and no piece the ordinary scan already
+//! reported for the same rule. Fields over [`MAX_JOINED_BYTES`] (the default policy's whole
+//! scan population) get the ordinary scan only.
 
 use std::ops::Range;
 
+use super::names;
 use super::rule::Category;
 use super::{RawMatch, Scanner};
 
@@ -61,6 +61,8 @@ struct Piece {
 struct View {
     text: String,
     pieces: Vec<Piece>,
+    /// A `|` between fragments (the paired view), or nothing (the glued view).
+    paired: bool,
 }
 
 impl View {
@@ -83,29 +85,15 @@ impl View {
 
     /// The field's byte ranges under `span` of the view, one per fragment it covers.
     fn map(&self, span: &Range<usize>) -> Vec<Range<usize>> {
-        self.covered(span)
+        self.pieces
+            .iter()
+            .filter(|p| p.view.start < span.end && span.start < p.view.end)
             .map(|p| {
                 let from = span.start.max(p.view.start) - p.view.start;
                 let to = span.end.min(p.view.end) - p.view.start;
                 p.text.start + from..p.text.start + to
             })
             .collect()
-    }
-
-    fn covered<'v>(&'v self, span: &'v Range<usize>) -> impl Iterator<Item = &'v Piece> {
-        self.pieces
-            .iter()
-            .filter(move |p| p.view.start < span.end && span.start < p.view.end)
-    }
-
-    /// Whether `span` swallows a whole fragment that reads as a name (`ExternalSecret`,
-    /// `my-namespace`): pieces of a split secret are random, so this is words run together.
-    fn swallows_a_name(&self, field: &str, span: &Range<usize>) -> bool {
-        self.covered(span).any(|p| {
-            span.start <= p.view.start
-                && p.view.end <= span.end
-                && super::names::name_like(&field[p.text.clone()])
-        })
     }
 }
 
@@ -217,34 +205,43 @@ fn views(text: &str) -> Vec<View> {
         return Vec::new();
     }
     let runs = runs(text);
-    if runs.is_empty() {
-        return Vec::new();
-    }
-    let (mut glued, mut paired) = (View::default(), View::default());
-    for run in runs {
+    let mut glued = View::default();
+    let mut paired = View {
+        paired: true,
+        ..View::default()
+    };
+    for run in &runs {
         for (i, fragment) in run.iter().enumerate() {
             if i > 0 {
                 paired.text.push('|');
             }
-            glued.push(text, fragment, i > 0);
             paired.push(text, fragment, i > 0);
         }
-        glued.text.push('\n');
         paired.text.push('\n');
+        // The pieces of a secret are random, so a fragment that reads as a name (a key name, a
+        // number, `fix-refund-rounding`) is glued to nothing: a token's pattern would run on
+        // into it, or start inside it.
+        for part in run.split(|f| names::name_like(&text[f.clone()])) {
+            if part.len() >= 2 {
+                for (i, fragment) in part.iter().enumerate() {
+                    glued.push(text, fragment, i > 0);
+                }
+                glued.text.push('\n');
+            }
+        }
     }
-    vec![glued, paired]
+    [glued, paired]
+        .into_iter()
+        .filter(|v| !v.pieces.is_empty())
+        .collect()
 }
 
 impl Scanner {
-    /// Secrets in the joined views of `text` that `found` (the ordinary scan's matches) does
-    /// not already hold, one match per fragment they cover.
+    /// Secrets in the joined views of `text`, one match per fragment they cover, except the
+    /// pieces that `found` (the ordinary scan's matches) already holds for the same rule.
     pub(super) fn scan_joined(&self, text: &str, found: &[RawMatch]) -> Vec<RawMatch> {
         let mut out: Vec<RawMatch> = Vec::new();
-        for (paired, view) in views(text)
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (i == 1, v))
-        {
+        for view in views(text) {
             for m in self.scan_raw(&view.text, true) {
                 if matches!(
                     self.rules[m.rule].category,
@@ -253,27 +250,28 @@ impl Scanner {
                     continue;
                 }
                 let ranges = view.map(&m.span);
-                let known = |r: &Range<usize>| {
-                    found
-                        .iter()
-                        .chain(out.iter())
-                        .any(|f| f.rule == m.rule && f.span.start < r.end && r.start < f.span.end)
-                };
                 // Joined text must have helped: in the glued view the match covers pieces of two
-                // fragments; in the paired view it is one whole fragment after its key name.
-                let joined = if paired {
+                // fragments; in the paired view it is one fragment after its key name.
+                let joined = if view.paired {
                     ranges.len() == 1 && view.starts_a_later_fragment(&m.span)
                 } else {
-                    ranges.len() >= 2 && !view.swallows_a_name(text, &m.span)
+                    ranges.len() >= 2
                 };
-                if !joined || ranges.iter().any(known) {
+                if !joined {
                     continue;
                 }
-                out.extend(ranges.into_iter().map(|span| RawMatch {
-                    rule: m.rule,
-                    span,
-                    confidence: m.confidence,
-                }));
+                for span in ranges {
+                    let known = found.iter().chain(out.iter()).any(|f| {
+                        f.rule == m.rule && f.span.start < span.end && span.start < f.span.end
+                    });
+                    if !known {
+                        out.push(RawMatch {
+                            rule: m.rule,
+                            span,
+                            confidence: m.confidence,
+                        });
+                    }
+                }
             }
         }
         out
@@ -314,14 +312,26 @@ mod tests {
 
     #[test]
     fn views_join_neighbouring_fragments_and_map_back_to_each() {
-        let text = "Read file MIIEow. Read file IBAAK.\n\nRead file zz9.";
+        let text = "Read file MIIEo9x. Read file q2KxAQz9.\n\nRead file zz9.";
         let views = views(text);
         assert_eq!(views.len(), 2);
-        assert_eq!(views[0].text, "MIIEowIBAAK\n");
-        assert_eq!(views[1].text, "MIIEow|IBAAK\n");
+        assert_eq!(views[0].text, "MIIEo9xq2KxAQz9\n");
+        assert_eq!(views[1].text, "MIIEo9x|q2KxAQz9\n");
         // A span over both pieces maps to both fragments, not the words between them.
-        assert_eq!(views[0].map(&(3..8)), vec![13..16, 28..30]);
-        assert_eq!(views[1].map(&(3..9)), vec![13..16, 28..30]);
+        assert_eq!(views[0].map(&(3..9)), vec![13..17, 29..31]);
+        assert_eq!(views[1].map(&(3..10)), vec![13..17, 29..31]);
+    }
+
+    #[test]
+    fn fragments_that_read_as_names_are_glued_to_nothing() {
+        let text = "Committed 3f9c2ab on branch fix-refund-rounding. Read file MIIEo9x. \
+                    Read file q2KxAQz9. Test ParseConfig passed.";
+        let views = views(text);
+        assert_eq!(views[0].text, "MIIEo9xq2KxAQz9\n");
+        assert_eq!(
+            views[1].text,
+            "3f9c2ab|fix-refund-rounding|MIIEo9x|q2KxAQz9|ParseConfig\n"
+        );
     }
 
     #[test]

@@ -134,16 +134,19 @@ fn password_shaped(s: &str) -> bool {
     (kinds >= 3 || inner_digit_groups >= 2) && capital_words <= 1
 }
 
-/// A name made of words (`ExternalSecret`, `my-namespace`, `src/auth/token.rs`).
+/// A name made of words (`ExternalSecret`, `my-namespace`, `src/auth/token.rs`, `db.password`):
+/// every part reads as words, or is a word of up to three letters.
 pub(super) fn name_like(s: &str) -> bool {
-    s.split(['/', '_', '.', '-', ':']).all(wordish)
+    s.split(['/', '_', '.', '-', ':'])
+        .all(|p| wordish(p) || p.len() <= 3 && p.bytes().all(|b| b.is_ascii_alphabetic()))
 }
 
-/// A part that reads as words of a name: camel-case and snake-case words of two letters or
-/// more (one letter may start it: `v1beta1`, `x86`), in lower case, capitalised or as an
-/// acronym, with numbers of up to five digits between them (`Terminal256Formatter`,
-/// `Ed25519PrivateKey`, `OAuth2Error`), or a number of up to five digits. Generated text
-/// alternates case and digits too often for that (`wJalrXUtnFEMI`, `9f86d081…`).
+/// A part that reads as words of a name: camel-case words in lower case, capitalised or as
+/// an acronym, with numbers of up to five digits between them (`Terminal256Formatter`,
+/// `Ed25519PrivateKey`, `OAuth2Error`, `v1beta1`), at least one word of three letters or more
+/// and at most one shorter (which alone may be one letter, at the start), every longer word
+/// but an acronym with a vowel; or a number of up to five digits. Generated text alternates
+/// case and digits too often for that (`wJalrXUtnFEMI`, `Vb9Tq3Wn`, `9f86d081…`).
 fn wordish(part: &str) -> bool {
     let b = part.as_bytes();
     if b.is_empty() {
@@ -152,7 +155,7 @@ fn wordish(part: &str) -> bool {
     if !b.iter().all(u8::is_ascii_alphanumeric) {
         return false;
     }
-    let mut words = 0;
+    let (mut words, mut short, mut long) = (0, 0, 0);
     let mut i = 0;
     while i < b.len() {
         let start = i;
@@ -182,12 +185,24 @@ fn wordish(part: &str) -> bool {
         while i < b.len() && b[i].is_ascii_lowercase() {
             i += 1;
         }
-        if i - start < 2 && words > 0 {
+        let word = &b[start..i];
+        if word.len() < 2 && words > 0 {
+            return false;
+        }
+        // A word of three letters or more that is not an acronym has a vowel.
+        let acronym = word.iter().all(u8::is_ascii_uppercase);
+        let vowel = word.iter().any(|c| b"aeiouyAEIOUY".contains(c));
+        if word.len() >= 3 && !acronym && !vowel {
             return false;
         }
         words += 1;
+        if word.len() < 3 {
+            short += 1;
+        } else {
+            long += 1;
+        }
     }
-    true
+    words == 0 || short <= 1 && long >= 1
 }
 
 #[cfg(test)]
@@ -226,8 +241,8 @@ mod tests {
             "OAuth2Error",
             "v1beta1",
             "XMLParser",
-            "my",
-            "x86",
+            "refund",
+            "412",
         ] {
             assert!(wordish(name), "{name}");
         }
@@ -236,9 +251,24 @@ mod tests {
             "9f86d081884c7d659a2f",
             "Xk9nNyjOq9wM7q",
             "abc1234567",
+            "Vb9Tq3Wn",
+            "fjgvvq",
         ] {
             assert!(!wordish(random), "{random}");
         }
+    }
+
+    #[test]
+    fn names_are_words_and_short_parts() {
+        for name in [
+            "db.password",
+            "my-namespace",
+            "src/auth/token.rs",
+            "ExternalSecret",
+        ] {
+            assert!(name_like(name), "{name}");
+        }
+        assert!(!name_like("ghp_x7Qk2LmZ"));
     }
 
     #[test]
