@@ -4,9 +4,11 @@
 //! next. Each piece alone is nothing; the scan of a field therefore also scans two joined views
 //! of it, built from its fragments: the words that hold only what a slot value may hold
 //! (letters, digits, `_ . / @ + = : ~ % -`) and are not plain words, plus the words that name a
-//! secret (`password`, `token`), each cut free of sentence punctuation and quotes around it.
+//! secret (`password`, `token`) where they end a clause, each cut free of sentence punctuation
+//! and quotes around it.
 //! The glued view concatenates neighbouring fragments, so split pieces become one token again
-//! (a fragment that reads as a name is glued to nothing: the pieces of a secret are random);
+//! (a fragment that reads as a name, or a URL, is glued to nothing: the pieces of a secret are
+//! random);
 //! the paired view puts a `|` between them, which the rules read as a separator, so a key name
 //! in one fragment is the context of the whole value in the next (`aws_secret_access_key` then
 //! `<key>`). Fragments are neighbours when only plain words (at most [`MAX_GAP`] bytes, no blank
@@ -16,9 +18,9 @@
 //! What the views find is mapped back to the bytes of every fragment it covers, one match per
 //! fragment, so a mask over the reported spans hides every piece. Only secrets are taken from
 //! the views (joined numbers make phone numbers and ids of nothing), only matches the joining
-//! made (in the glued view they cover two fragments; in the paired view they start the
-//! fragment after the one naming it and stay inside it), and no piece the ordinary scan already
-//! reported for the same rule. Fields over [`MAX_JOINED_BYTES`] (the default policy's whole
+//! made (in the glued view they cover two fragments and do not merely run on past a whole
+//! token the ordinary scan found; in the paired view they start the fragment after the one
+//! naming it and stay inside it), and no piece a secret the ordinary scan found covers. Fields over [`MAX_JOINED_BYTES`] (the default policy's whole
 //! scan population) get the ordinary scan only.
 
 use std::ops::Range;
@@ -33,7 +35,8 @@ pub(super) const MAX_JOINED_BYTES: usize = 256 << 10;
 /// The most bytes between two fragments of one run.
 const MAX_GAP: usize = 64;
 
-/// Plain words that name a secret; as fragments they give the next one a key name.
+/// Plain words that name a secret; as fragments (at the end of a clause) they give the next
+/// one a key name.
 const SECRET_WORDS: &[&str] = &[
     "password",
     "passwd",
@@ -104,7 +107,8 @@ enum Word {
     Fragment,
     /// A plain word between fragments, as the words of a clause template are.
     Plain,
-    /// Code or markup (quotes or brackets inside, `=`, `$`, `;`, bare punctuation): it ends a
+    /// Code or markup (quotes or brackets inside, a code span's backticks, `=`, `$`, `;`, bare
+    /// punctuation): it ends a
     /// run, so that `name = "value"` is never re-read as a name and its value.
     Break,
 }
@@ -126,9 +130,8 @@ fn words(text: &str) -> Vec<(Word, Range<usize>)> {
                 .chars()
                 .next()
                 .map_or(0, char::len_utf8);
-        let lead = word.len() - word.trim_start_matches(['(', '"', '\'', '`']).len();
-        let trimmed =
-            word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'', '`']);
+        let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
+        let trimmed = word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
         if trimmed.is_empty() {
             if !word.is_empty() {
                 out.push((Word::Break, start..start + word.len()));
@@ -136,7 +139,10 @@ fn words(text: &str) -> Vec<(Word, Range<usize>)> {
             continue;
         }
         let range = start + lead..start + lead + trimmed.len();
-        let kind = if plain_word(trimmed) {
+        // A secret's name standing alone is a key name only where it ends a clause or labels
+        // what follows (`The current branch is password.`, `token:`), not inside a sentence.
+        let ends_clause = word[lead + trimmed.len()..].starts_with(['.', ':']);
+        let kind = if plain_word(trimmed) || secret_word(trimmed) && !ends_clause {
             Word::Plain
         } else if trimmed.bytes().all(slot_byte)
             && trimmed.bytes().any(|b| b.is_ascii_alphanumeric())
@@ -170,7 +176,11 @@ fn plain_word(word: &str) -> bool {
     let first_ok = chars.next().is_some_and(char::is_alphabetic);
     let plain =
         first_ok && chars.all(|c| c.is_alphabetic() && !c.is_uppercase()) && word.len() < 24;
-    plain && !SECRET_WORDS.contains(&word.to_lowercase().as_str())
+    plain && !secret_word(word)
+}
+
+fn secret_word(word: &str) -> bool {
+    SECRET_WORDS.contains(&word.to_ascii_lowercase().as_str())
 }
 
 /// Runs of neighbouring fragments: no break, no blank line and at most [`MAX_GAP`] bytes of
@@ -219,9 +229,13 @@ fn views(text: &str) -> Vec<View> {
         }
         paired.text.push('\n');
         // The pieces of a secret are random, so a fragment that reads as a name (a key name, a
-        // number, `fix-refund-rounding`) is glued to nothing: a token's pattern would run on
-        // into it, or start inside it.
-        for part in run.split(|f| names::name_like(&text[f.clone()])) {
+        // number, `fix-refund-rounding`) or is a URL is glued to nothing: a token's pattern
+        // would run on into it or start inside it, and a URL would take the next fragment for
+        // its user-info.
+        for part in run.split(|f| {
+            let fragment = &text[f.clone()];
+            names::name_like(fragment) || fragment.contains("://")
+        }) {
             if part.len() >= 2 {
                 for (i, fragment) in part.iter().enumerate() {
                     glued.push(text, fragment, i > 0);
@@ -238,31 +252,44 @@ fn views(text: &str) -> Vec<View> {
 
 impl Scanner {
     /// Secrets in the joined views of `text`, one match per fragment they cover, except the
-    /// pieces that `found` (the ordinary scan's matches) already holds for the same rule.
+    /// pieces a secret that `found` (the ordinary scan's matches) holds already covers.
     pub(super) fn scan_joined(&self, text: &str, found: &[RawMatch]) -> Vec<RawMatch> {
+        let secret = |rule: usize| {
+            !matches!(
+                self.rules[rule].category,
+                Category::Pii | Category::Identifier
+            )
+        };
         let mut out: Vec<RawMatch> = Vec::new();
         for view in views(text) {
             for m in self.scan_raw(&view.text, true) {
-                if matches!(
-                    self.rules[m.rule].category,
-                    Category::Pii | Category::Identifier
-                ) {
+                if !secret(m.rule) {
                     continue;
                 }
                 let ranges = view.map(&m.span);
                 // Joined text must have helped: in the glued view the match covers pieces of two
-                // fragments; in the paired view it is one fragment after its key name.
+                // fragments and does not merely run on past a whole token of the same rule (a
+                // token's pattern takes whatever random text is glued after it); in the paired
+                // view it is one fragment after its key name.
                 let joined = if view.paired {
                     ranges.len() == 1 && view.starts_a_later_fragment(&m.span)
                 } else {
-                    ranges.len() >= 2
+                    let whole_token = |first: &Range<usize>| {
+                        self.rules[m.rule].glued.is_some()
+                            && found.iter().any(|f| {
+                                f.rule == m.rule
+                                    && f.span.start <= first.start
+                                    && first.end <= f.span.end
+                            })
+                    };
+                    ranges.len() >= 2 && !ranges.first().is_some_and(whole_token)
                 };
                 if !joined {
                     continue;
                 }
                 for span in ranges {
                     let known = found.iter().chain(out.iter()).any(|f| {
-                        f.rule == m.rule && f.span.start < span.end && span.start < f.span.end
+                        secret(f.rule) && f.span.start < span.end && span.start < f.span.end
                     });
                     if !known {
                         out.push(RawMatch {
@@ -284,7 +311,8 @@ mod tests {
 
     #[test]
     fn fragments_are_the_words_that_are_not_plain() {
-        let text = "Read file src/a.rs.\nThe current branch is fix_Ab3. (Token: \"x9\") Done";
+        let text =
+            "Read file src/a.rs.\nThe current branch is fix_Ab3. (Token: \"x9\") a token `Ab9`";
         let fragments: Vec<&str> = words(text)
             .into_iter()
             .filter(|(k, _)| *k == Word::Fragment)

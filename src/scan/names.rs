@@ -12,14 +12,38 @@ use super::rule::MatchCtx;
 use super::validate::Outcome;
 use super::values;
 
+/// The last words of a name that say its value is a secret.
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "passphrase",
+    "passcode",
+    "secret",
+    "secrets",
+    "token",
+    "key",
+    "apikey",
+    "credential",
+    "credentials",
+    "creds",
+    "auth",
+    "pat",
+];
+
 /// The value after a secret-named part of a path or identifier (`key` is that name).
 pub(super) fn named_value(ctx: &MatchCtx<'_>) -> Outcome {
     let key = ctx.key.unwrap_or("");
     let strength = values::key_strength(key);
     let s = ctx.secret;
     // The name must read as one (`secret_access_key`, `db.password`), not as random text
-    // that happens to hold `key` (`…Xk9keY/…` inside base64).
-    let named = name_like(key);
+    // that happens to hold `key` (`…Xk9keY/…` inside base64), and end in what it names
+    // (`api_key`, not `key-values` or `TokenStream`).
+    let named = name_like(key)
+        && values::key_words(key)
+            .last()
+            .is_some_and(|w| SECRET_NAMES.contains(&w.as_str()));
     if strength == 0
         || !named
         || filter::is_placeholder(s)
@@ -292,6 +316,10 @@ mod tests {
             ("token", "Terminal256Formatter"),
             ("PrivateKey", "ed25519.Ed25519PrivateKey"),
             ("RefreshTokenGrant", "OAuth2RefreshTokenGrant"),
+            (
+                "key-values",
+                "jD2NZc+h35LJzMWoxr5nqAPV2DnS1WGaSNGMvej6oTOnEzKcIpF4rjDD3WPsMb5i",
+            ),
         ] {
             assert_eq!(judge(key, value), Outcome::Reject, "{key} {value}");
         }

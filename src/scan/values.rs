@@ -140,7 +140,7 @@ const NON_SECRET_QUALIFIERS: &[&str] = &[
     "keying",
 ];
 
-fn key_words(key: &str) -> Vec<String> {
+pub(super) fn key_words(key: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
