@@ -8,8 +8,8 @@
 //! its keywords (the vendor prefix), its value is the whole token, and it finds secrets, not
 //! PII. Without its boundaries a token must still stand apart from random text: it may not be
 //! the front of a longer run of its own alphabet, a prefix of letters and digits only (`AKIA`)
-//! must be glued by a symbol (`token_AKIA…`, not `…INASIAASACK…`), and an alphabet with both
-//! cases must show both. A glued match that overlaps one the rule found the ordinary way is not
+//! must be glued by a symbol or follow a lower-case word (`token_AKIA…`, `fixAKIA…`, not
+//! `…INASIAASACK…`), and an alphabet with both cases must show both. A glued match that overlaps one the rule found the ordinary way is not
 //! reported twice.
 
 use std::ops::Range;
@@ -211,19 +211,20 @@ impl Rule {
         };
         let whole = caps.get(0).map_or(0..0, |m| m.range());
         let bytes = text.as_bytes();
-        if bytes
-            .get(at + whole.end)
-            .is_some_and(|&b| glued.continues[usize::from(b)])
-        {
+        if goes_on(&glued.continues, bytes, at + whole.end) {
             return;
         }
-        // A prefix of letters and digits only (`AKIA`, `4b1d`, `eyJ`) glued to more letters or
-        // digits is chance inside a longer run; one with a symbol (`ghp_`, `sk_live_`) is not.
-        let symbol_prefix = hay[whole.start..whole.end.min(whole.start + 12)]
-            .iter()
-            .any(|b| !b.is_ascii_alphanumeric());
-        let glued_to_alnum = at > 0 && bytes.get(at - 1).is_some_and(u8::is_ascii_alphanumeric);
-        if glued_to_alnum && !symbol_prefix {
+        // A token of letters and digits only (`AKIA…`, `4b1d…`) glued to more letters or digits
+        // is chance inside a longer run, unless a lower-case word ends where its capital starts
+        // (`fixAKIA…`); one with a symbol (`ghp_…`, `sk_live_…`, a JWT's dots) is glued to
+        // anything.
+        let symbol = hay
+            .get(whole.clone())
+            .is_some_and(|p| p.iter().any(|b| !b.is_ascii_alphanumeric()));
+        let before = at.checked_sub(1).and_then(|i| bytes.get(i));
+        let camel = before.is_some_and(u8::is_ascii_lowercase)
+            && hay.get(whole.start).is_some_and(u8::is_ascii_uppercase);
+        if before.is_some_and(u8::is_ascii_alphanumeric) && !symbol && !camel {
             return;
         }
         let value = caps
@@ -246,6 +247,29 @@ impl Rule {
         }
         self.push_if_accepted(index, text, span, None, out);
     }
+}
+
+/// Whether the run of a token that ends at `end` of `bytes` goes on: the next byte is one its
+/// last part takes, and is not sentence punctuation (`.` before a space or the end) nor a
+/// separator before a short word or a name (`_old`, `-backup`, `.v2`).
+fn goes_on(continues: &[bool; 256], bytes: &[u8], end: usize) -> bool {
+    let Some(&next) = bytes.get(end) else {
+        return false;
+    };
+    if !continues[usize::from(next)] {
+        return false;
+    }
+    if next.is_ascii_alphanumeric() {
+        return true;
+    }
+    let rest = bytes.get(end + 1..).unwrap_or(&[]);
+    let word_len = rest.iter().take_while(|b| b.is_ascii_alphanumeric()).count();
+    let word = std::str::from_utf8(&rest[..word_len]).unwrap_or("");
+    let ends_sentence = rest.first().is_none_or(u8::is_ascii_whitespace);
+    let before_a_word = matches!(next, b'_' | b'-' | b'.')
+        && word_len > 0
+        && (word_len <= 4 || super::names::name_like(word));
+    !(ends_sentence || before_a_word)
 }
 
 #[cfg(test)]
@@ -294,6 +318,18 @@ mod tests {
         let keywords = vec!["akia".to_owned()];
         let pii = glued_regex(r"\b(AKIA[A-Z0-9]{16})\b", false, &keywords, Category::Pii);
         assert!(pii.is_none());
+    }
+
+    #[test]
+    fn a_run_goes_on_unless_a_sentence_or_a_word_follows() {
+        let mut set = [false; 256];
+        for b in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-." {
+            set[usize::from(*b)] = true;
+        }
+        let on = |s: &str| goes_on(&set, s.as_bytes(), 3);
+        assert!(on("abcd") && on("abc_Qk7x9Lm2-"));
+        assert!(!on("abc") && !on("abc. Next") && !on("abc."));
+        assert!(!on("abc_old") && !on("abc-backup.") && !on("abc.v2"));
     }
 
     #[test]

@@ -55,8 +55,8 @@ const SECRET_WORDS: &[&str] = &[
 struct Piece {
     view: Range<usize>,
     text: Range<usize>,
-    /// Whether a fragment stands before it in its run.
-    follows: bool,
+    /// Whether a `|` stands right before it: the fragment before names it.
+    after_bar: bool,
 }
 
 /// A joined view of a field and where each of its fragments came from.
@@ -64,26 +64,29 @@ struct Piece {
 struct View {
     text: String,
     pieces: Vec<Piece>,
-    /// A `|` between fragments (the paired view), or nothing (the glued view).
-    paired: bool,
+    /// No `|` at all: the glued view.
+    glued: bool,
 }
 
 impl View {
-    fn push(&mut self, field: &str, fragment: &Range<usize>, follows: bool) {
+    fn push(&mut self, field: &str, fragment: &Range<usize>, bar: bool) {
+        if bar {
+            self.text.push('|');
+        }
         let start = self.text.len();
         self.text.push_str(&field[fragment.clone()]);
         self.pieces.push(Piece {
             view: start..self.text.len(),
             text: fragment.clone(),
-            follows,
+            after_bar: bar,
         });
     }
 
-    /// Whether `span` starts a fragment that follows another one: its context came from there.
-    fn starts_a_later_fragment(&self, span: &Range<usize>) -> bool {
+    /// Whether `span` starts the fragment after a `|`: its context came from the one before.
+    fn starts_after_a_bar(&self, span: &Range<usize>) -> bool {
         self.pieces
             .iter()
-            .any(|p| p.follows && p.view.start == span.start)
+            .any(|p| p.after_bar && p.view.start == span.start)
     }
 
     /// The field's byte ranges under `span` of the view, one per fragment it covers.
@@ -209,45 +212,51 @@ fn runs(text: &str) -> Vec<Vec<Range<usize>>> {
     runs
 }
 
-/// The glued and the paired view of `text`, or none when no two fragments are neighbours.
+/// The glued, paired and named views of `text`, or none when no two fragments are neighbours.
 fn views(text: &str) -> Vec<View> {
     if text.len() > MAX_JOINED_BYTES {
         return Vec::new();
     }
-    let runs = runs(text);
-    let mut glued = View::default();
-    let mut paired = View {
-        paired: true,
+    // The pieces of a secret are random, so a fragment that reads as a name (a key name, a
+    // number, `fix-refund-rounding`) or is a URL is glued to nothing: a token's pattern would
+    // run on into it or start inside it, and a URL would take the next fragment for its
+    // user-info.
+    let apart = |f: &Range<usize>| {
+        let fragment = &text[f.clone()];
+        names::name_like(fragment) || fragment.contains("://")
+    };
+    let mut glued = View {
+        glued: true,
         ..View::default()
     };
-    for run in &runs {
-        for (i, fragment) in run.iter().enumerate() {
-            if i > 0 {
-                paired.text.push('|');
+    let (mut paired, mut named) = (View::default(), View::default());
+    let mut named_differs = false;
+    for run in runs(text) {
+        let mut glues = false;
+        for part in run.split(|f| apart(f)).filter(|p| p.len() >= 2) {
+            for fragment in part {
+                glued.push(text, fragment, false);
             }
+            glued.text.push('\n');
+            glues = true;
+        }
+        named_differs |= glues && run.iter().any(|f| apart(f));
+        for (i, fragment) in run.iter().enumerate() {
             paired.push(text, fragment, i > 0);
+            let bar = i > 0 && (apart(fragment) || run.get(i - 1).is_some_and(|f| apart(f)));
+            named.push(text, fragment, bar);
         }
         paired.text.push('\n');
-        // The pieces of a secret are random, so a fragment that reads as a name (a key name, a
-        // number, `fix-refund-rounding`) or is a URL is glued to nothing: a token's pattern
-        // would run on into it or start inside it, and a URL would take the next fragment for
-        // its user-info.
-        for part in run.split(|f| {
-            let fragment = &text[f.clone()];
-            names::name_like(fragment) || fragment.contains("://")
-        }) {
-            if part.len() >= 2 {
-                for (i, fragment) in part.iter().enumerate() {
-                    glued.push(text, fragment, i > 0);
-                }
-                glued.text.push('\n');
-            }
-        }
+        named.text.push('\n');
     }
-    [glued, paired]
-        .into_iter()
-        .filter(|v| !v.pieces.is_empty())
-        .collect()
+    // The named view glues what the glued view glues and puts a `|` around names, so a value
+    // split in pieces is read whole after its key name; it is needed only where a run holds
+    // both a name and pieces to glue.
+    let mut out = vec![glued, paired];
+    if named_differs {
+        out.push(named);
+    }
+    out.into_iter().filter(|v| !v.pieces.is_empty()).collect()
 }
 
 impl Scanner {
@@ -268,23 +277,21 @@ impl Scanner {
                 }
                 let ranges = view.map(&m.span);
                 // Joined text must have helped: in the glued view the match covers pieces of two
-                // fragments and does not merely run on past a whole token of the same rule (a
-                // token's pattern takes whatever random text is glued after it); in the paired
-                // view it is one fragment after its key name.
-                let joined = if view.paired {
-                    ranges.len() == 1 && view.starts_a_later_fragment(&m.span)
-                } else {
-                    let whole_token = |first: &Range<usize>| {
-                        self.rules[m.rule].glued.is_some()
-                            && found.iter().any(|f| {
-                                f.rule == m.rule
-                                    && f.span.start <= first.start
-                                    && first.end <= f.span.end
-                            })
-                    };
-                    ranges.len() >= 2 && !ranges.first().is_some_and(whole_token)
+                // fragments, in the others it starts the fragment after a key name; and it does
+                // not merely run on past a whole token the ordinary scan found (a token's
+                // pattern takes whatever random text is glued after it).
+                let whole_token = |first: &Range<usize>| {
+                    self.rules[m.rule].glued.is_some()
+                        && found.iter().any(|f| {
+                            f.rule == m.rule && f.span.start <= first.start && first.end <= f.span.end
+                        })
                 };
-                if !joined {
+                let helped = if view.glued {
+                    ranges.len() >= 2
+                } else {
+                    view.starts_after_a_bar(&m.span)
+                };
+                if !helped || ranges.len() >= 2 && ranges.first().is_some_and(whole_token) {
                     continue;
                 }
                 for span in ranges {
@@ -355,11 +362,14 @@ mod tests {
         let text = "Committed 3f9c2ab on branch fix-refund-rounding. Read file MIIEo9x. \
                     Read file q2KxAQz9. Test ParseConfig passed.";
         let views = views(text);
+        assert_eq!(views.len(), 3);
         assert_eq!(views[0].text, "MIIEo9xq2KxAQz9\n");
-        assert_eq!(
-            views[1].text,
-            "3f9c2ab|fix-refund-rounding|MIIEo9x|q2KxAQz9|ParseConfig\n"
-        );
+        assert_eq!(views[1].text, "3f9c2ab|fix-refund-rounding|MIIEo9x|q2KxAQz9|ParseConfig\n");
+        assert_eq!(views[2].text, "3f9c2ab|fix-refund-rounding|MIIEo9xq2KxAQz9|ParseConfig\n");
+        let after_name = views[2].pieces.iter().position(|p| p.view.start == 28);
+        assert_eq!(after_name, Some(2), "the glued pieces start after the name");
+        assert!(views[2].starts_after_a_bar(&(28..40)));
+        assert!(!views[2].starts_after_a_bar(&(35..40)));
     }
 
     #[test]

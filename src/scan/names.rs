@@ -40,7 +40,7 @@ pub(super) fn named_value(ctx: &MatchCtx<'_>) -> Outcome {
     // The name must read as one (`secret_access_key`, `db.password`), not as random text
     // that happens to hold `key` (`…Xk9keY/…` inside base64), and end in what it names
     // (`api_key`, not `key-values` or `TokenStream`).
-    let named = name_like(key)
+    let named = key_name_like(key)
         && values::key_words(key)
             .last()
             .is_some_and(|w| SECRET_NAMES.contains(&w.as_str()));
@@ -110,6 +110,33 @@ pub(super) fn vendor_value(ctx: &MatchCtx<'_>) -> Outcome {
     }
 }
 
+/// A key of 64 random bytes in base64 (an Azure storage key) on its own or as the last part of
+/// a path of names (`backup/<key>`), not the tail of a longer base64 run that happens to end
+/// 88 characters after a `/`, nor a wrapped blob's next line, nor encoded text.
+pub(super) fn bare_base64_key(ctx: &MatchCtx<'_>) -> Outcome {
+    let b64 = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
+    let run = ctx.before.bytes().rev().take_while(|&c| b64(c)).count();
+    let prefix = ctx.before.get(ctx.before.len() - run..).unwrap_or("");
+    let path = prefix.ends_with('/') && prefix.split('/').all(|p| p.is_empty() || name_like(p));
+    // A blob wrapped over lines or split into concatenated strings goes on before the break.
+    let wrapped = ctx
+        .before
+        .get(..ctx.before.len() - run)
+        .unwrap_or("")
+        .trim_end_matches([' ', '\t', '\n', '\r', '\\', '"', '\'', '+'])
+        .bytes()
+        .rev()
+        .take_while(|&c| b64(c))
+        .count()
+        >= 16;
+    let text = super::decode::decodes_to_text(ctx.secret);
+    if (prefix.is_empty() || path) && !wrapped && !text {
+        Outcome::Neutral
+    } else {
+        Outcome::Reject
+    }
+}
+
 /// Long, varied and mixed: a key or token rather than a name.
 fn generated(s: &str) -> bool {
     let c = filter::classes(s);
@@ -121,9 +148,9 @@ fn generated(s: &str) -> bool {
 }
 
 /// Three kinds of character of lower case, capitals, digits and symbols (`Summer2024`,
-/// `Tr0ub4dor&3`), or digits in two places inside letters (`p4ssw0rd`); not a lower-case word
-/// with a number (`hunter2`, `sha256sum`), a word with a symbol (`super$ecret`) nor CamelCase
-/// words (`Base64Encoded`).
+/// `Tr0ub4dor&3`, `Tr0AbcDefx9`), or digits in two places inside letters (`p4ssw0rd`); not a
+/// lower-case word with a number (`hunter2`, `sha256sum`), a word with a symbol
+/// (`super$ecret`) nor CamelCase words around a number (`Base64Encoded`).
 fn password_shaped(s: &str) -> bool {
     let c = filter::classes(s);
     if s.len() < 6 || c.lower + c.upper == 0 {
@@ -141,13 +168,6 @@ fn password_shaped(s: &str) -> bool {
                     .any(u8::is_ascii_alphabetic)
         })
         .count();
-    let capital_words = (0..b.len())
-        .filter(|&i| {
-            b[i].is_ascii_uppercase()
-                && b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
-                && b.get(i + 2).is_some_and(u8::is_ascii_lowercase)
-        })
-        .count();
     let symbol = b
         .iter()
         .any(|x| !x.is_ascii_alphanumeric() && !b"_-./:".contains(x));
@@ -155,7 +175,20 @@ fn password_shaped(s: &str) -> bool {
         .iter()
         .filter(|&&k| k)
         .count();
-    (kinds >= 3 || inner_digit_groups >= 2) && capital_words <= 1
+    // Words of a name on both sides of a number (`Base64Encoded`), with no short word among
+    // them as a generated value has (`Tr0AbcDefx9`).
+    let name_words = word_counts(s).is_some_and(|(short, long)| short == 0 && long >= 2);
+    (kinds >= 3 || inner_digit_groups >= 2) && !name_words
+}
+
+/// A key name: words as in [`name_like`], or abbreviations in one case (`smtp_password`).
+fn key_name_like(key: &str) -> bool {
+    key.split(['/', '_', '.', '-', ':']).all(|p| {
+        let b = p.as_bytes();
+        wordish(p)
+            || b.len() <= 12
+                && (b.iter().all(u8::is_ascii_lowercase) || b.iter().all(u8::is_ascii_uppercase))
+    })
 }
 
 /// A name made of words (`ExternalSecret`, `my-namespace`, `src/auth/token.rs`, `db.password`):
@@ -172,12 +205,16 @@ pub(super) fn name_like(s: &str) -> bool {
 /// but an acronym with a vowel; or a number of up to five digits. Generated text alternates
 /// case and digits too often for that (`wJalrXUtnFEMI`, `Vb9Tq3Wn`, `9f86d081…`).
 fn wordish(part: &str) -> bool {
+    part.is_empty() || word_counts(part).is_some_and(|(short, long)| short + long == 0 || short <= 1 && long >= 1)
+}
+
+/// The short (one or two letters) and long words of `part` read as camel-case words and
+/// numbers, or `None` when it cannot be read so (a number over five digits, a one-letter word
+/// after the first, a longer word that is neither an acronym nor has a vowel).
+fn word_counts(part: &str) -> Option<(usize, usize)> {
     let b = part.as_bytes();
-    if b.is_empty() {
-        return true;
-    }
     if !b.iter().all(u8::is_ascii_alphanumeric) {
-        return false;
+        return None;
     }
     let (mut words, mut short, mut long) = (0, 0, 0);
     let mut i = 0;
@@ -188,7 +225,7 @@ fn wordish(part: &str) -> bool {
                 i += 1;
             }
             if i - start > 5 {
-                return false;
+                return None;
             }
             continue;
         }
@@ -211,13 +248,13 @@ fn wordish(part: &str) -> bool {
         }
         let word = &b[start..i];
         if word.len() < 2 && words > 0 {
-            return false;
+            return None;
         }
         // A word of three letters or more that is not an acronym has a vowel.
         let acronym = word.iter().all(u8::is_ascii_uppercase);
         let vowel = word.iter().any(|c| b"aeiouyAEIOUY".contains(c));
         if word.len() >= 3 && !acronym && !vowel {
-            return false;
+            return None;
         }
         words += 1;
         if word.len() < 3 {
@@ -226,7 +263,7 @@ fn wordish(part: &str) -> bool {
             long += 1;
         }
     }
-    words == 0 || short <= 1 && long >= 1
+    Some((short, long))
 }
 
 #[cfg(test)]
@@ -249,6 +286,7 @@ mod tests {
         assert_eq!(judge("db.password", "Tr0ub4dor-3x"), Outcome::Neutral);
         assert_eq!(judge("password", "p4ssw0rd"), Outcome::Neutral);
         assert_eq!(judge("password", "Summer2024_old"), Outcome::Neutral);
+        assert_eq!(judge("smtp_password", "Tr0AbcDefx9"), Outcome::Neutral);
         let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz9Hk3Lq2vN8pTmR";
         assert_eq!(judge("secret_access_key", key), Outcome::Neutral);
         assert_eq!(
