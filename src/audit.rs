@@ -7,23 +7,28 @@
 //! Receipts hold digests, codes and reviewer notes only: never a request, a summary or a
 //! matched secret. [`verify`] recomputes everything from the stored bytes and names the first
 //! entry that does not check out; an exported checkpoint kept elsewhere proves that the log
-//! was neither rewritten nor rolled back.
+//! was neither rewritten nor rolled back. Reviewer registrations form a signed chain of
+//! authority ([`authority`]).
+//!
+//! This module is pure: it reads no database. The store hands it rows ([`rows::LogRows`]) and
+//! writes what it builds.
 
-pub mod commands;
+pub mod authority;
 pub mod export;
-pub mod flat;
 pub mod keys;
-pub(crate) mod log;
 pub mod merkle;
 pub mod note;
 pub mod receipt;
+pub mod receipt_fields;
+pub mod rows;
 pub mod verify;
 
-pub use export::{export_jsonl, latest_checkpoint};
+pub use authority::{Authority, Registration, Role};
 pub use keys::{generate_key, parse_public, GeneratedKey, KeyError, NamedKey};
 pub use note::{Checkpoint, NoteError};
 pub use receipt::{Receipt, ReceiptKind, RECEIPT_SCHEMA};
-pub use verify::{verify, Problem, VerifyReport};
+pub use rows::{EntryRow, LogRows};
+pub use verify::{verify, ChainCheck, Problem, VerifyReport};
 
 /// Lower-case hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {

@@ -39,6 +39,12 @@ pub enum Command {
     /// Reviewers allowed to decide.
     #[command(subcommand)]
     Reviewers(ReviewersCommand),
+    /// Record every compaction in Claude Code or Codex transcripts (a file or a directory tree).
+    Import(ImportArgs),
+    /// The runtime hooks: `cq hook claude-code|codex` answers a hook payload on stdin;
+    /// `cq hook install` adds them to the runtime's settings.
+    #[command(subcommand)]
+    Hook(HookCommand),
     /// Open the reviewer's terminal UI on a store.
     Review(ReviewArgs),
     /// Build a demo store from the bundled scenarios and open the reviewer on it.
@@ -57,6 +63,91 @@ pub struct PolicyArgs {
     /// A trusted policy-signing public key (repeatable); also CQ_TRUSTED_POLICY_KEYS.
     #[arg(long = "trust-key", value_name = "PUBKEY")]
     pub trust_keys: Vec<String>,
+}
+
+/// The policy for real agents' prose compactions (default: the built-in `prose`).
+#[derive(Debug, Clone, Args)]
+pub struct AgentPolicyArgs {
+    /// A built-in policy name (prose, default, seed-compatible) or a policy TOML file.
+    #[arg(long, default_value = "prose")]
+    pub policy: String,
+    /// Use a policy file without a valid signature from a trusted key (warns loudly).
+    #[arg(long)]
+    pub allow_unsigned_policy: bool,
+    /// A trusted policy-signing public key (repeatable); also CQ_TRUSTED_POLICY_KEYS.
+    #[arg(long = "trust-key", value_name = "PUBKEY")]
+    pub trust_keys: Vec<String>,
+}
+
+impl From<&AgentPolicyArgs> for PolicyArgs {
+    fn from(args: &AgentPolicyArgs) -> PolicyArgs {
+        PolicyArgs {
+            policy: args.policy.clone(),
+            allow_unsigned_policy: args.allow_unsigned_policy,
+            trust_keys: args.trust_keys.clone(),
+        }
+    }
+}
+
+/// An agent runtime whose transcripts and hooks cq reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuntimeName {
+    ClaudeCode,
+    Codex,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// claude-code or codex.
+    #[arg(value_enum)]
+    pub runtime: RuntimeName,
+    /// A transcript, or a directory of them (e.g. ~/.claude/projects, ~/.codex/sessions).
+    pub path: PathBuf,
+    /// Threads to read and check with (default: every core); what is recorded, and in what
+    /// order, does not depend on it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub policy: AgentPolicyArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Answer one Claude Code hook payload (stdin) with JSON (stdout).
+    ClaudeCode(HookRunArgs),
+    /// Answer one Codex hook payload (stdin) with JSON (stdout).
+    Codex(HookRunArgs),
+    /// Add cq's hook entries to the runtime's settings (or remove them with --uninstall).
+    Install(HookInstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookRunArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub policy: AgentPolicyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    /// claude-code or codex.
+    #[arg(value_enum)]
+    pub runtime: RuntimeName,
+    /// The project's settings (`.claude/settings.json`, `.codex/hooks.json` here), the default.
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// The user's settings (`~/.claude/settings.json`, `~/.codex/hooks.json`).
+    #[arg(long)]
+    pub user: bool,
+    /// Remove cq's entries instead.
+    #[arg(long)]
+    pub uninstall: bool,
+    /// The cq program the hooks run (default: this binary).
+    #[arg(long)]
+    pub program: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -106,8 +197,13 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Text or JSON to scan; `-` or nothing reads standard input.
+    /// A file of text or JSON, or a directory to scan recursively; `-` or nothing reads
+    /// standard input.
     pub input: Option<PathBuf>,
+    /// Threads to scan with (default: every core). Findings and their order do not depend on
+    /// it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Print findings as JSON.
     #[arg(long)]
     pub json: bool,
@@ -121,12 +217,16 @@ pub struct ScanArgs {
     pub entity_types: Vec<String>,
 }
 
-/// Where the store is, and whether it may be written.
+/// Where the store is, and which key it must be signed with.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
     /// The store file (default: the user's data directory; also CQ_STORE).
     #[arg(long, value_name = "DB", env = "CQ_STORE")]
     pub store: Option<PathBuf>,
+    /// The store's public key, trusted from outside the store file (the content of its `.pub`
+    /// file; also CQ_STORE_KEY). Without it the key file or `.pub` beside the store is used.
+    #[arg(long, value_name = "PUBKEY")]
+    pub store_key: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -134,6 +234,10 @@ pub enum StoreCommand {
     /// Check many requests (one cq.request.v1 per line) and record every verdict.
     Ingest {
         file: PathBuf,
+        /// Threads to check with (default: every core); what is recorded, and in what order,
+        /// does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -166,6 +270,11 @@ pub enum StoreCommand {
         /// Every quarantined compaction.
         #[arg(long, conflicts_with = "id")]
         all: bool,
+        /// Threads to check with (default: every core); what is recorded, and in what order,
+        /// does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -249,6 +358,10 @@ pub enum ReviewersCommand {
         /// reviewer or approver.
         #[arg(long, default_value = "reviewer")]
         role: String,
+        /// The key file of the approver who authorises this registration (not needed for the
+        /// first approver of a new store, which the store's own key registers).
+        #[arg(long)]
+        key: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -5,7 +5,9 @@
 //! *emphasised* segments marking the words that actually differ. [`line_diff`] compares
 //! multi-line texts (summary against previous summary, report before and after a rerun,
 //! pinned constraint against the returned context); [`word_diff`] compares two one-line
-//! strings (a claim's predicate against the canonical predicate). Nothing here draws or
+//! strings (a claim's predicate against the canonical predicate), and
+//! [`word_diff_ignoring_case`] does so without counting case (a required clause against the
+//! summary sentence closest to it). Nothing here draws or
 //! sanitizes: the widgets do that, so text in a diff is still untrusted.
 
 use similar::{ChangeTag, TextDiff};
@@ -159,6 +161,33 @@ pub fn word_diff(old: &str, new: &str) -> WordDiff {
     out
 }
 
+/// Like [`word_diff`], ignoring ASCII case (a required clause `do not push` against the
+/// summary's `Do not push.`): the runs keep each string's own text.
+pub fn word_diff_ignoring_case(old: &str, new: &str) -> WordDiff {
+    let (lower_old, lower_new) = (old.to_ascii_lowercase(), new.to_ascii_lowercase());
+    let folded = word_diff(&lower_old, &lower_new);
+    WordDiff {
+        old: restore(old, folded.old),
+        new: restore(new, folded.new),
+    }
+}
+
+/// Runs cut from `original` at the byte lengths of `runs` (ASCII lower-casing keeps them).
+fn restore(original: &str, runs: Vec<DiffSegment>) -> Vec<DiffSegment> {
+    let mut at = 0;
+    runs.into_iter()
+        .map(|run| {
+            let end = (at + run.text.len()).min(original.len());
+            let text = original.get(at..end).unwrap_or(&run.text).to_owned();
+            at = end;
+            DiffSegment {
+                text,
+                emphasised: run.emphasised,
+            }
+        })
+        .collect()
+}
+
 fn push_run(side: &mut Vec<DiffSegment>, text: &str, emphasised: bool) {
     match side.last_mut() {
         Some(last) if last.emphasised == emphasised => last.text.push_str(text),
@@ -229,6 +258,26 @@ mod tests {
         assert!(d.new.iter().any(|s| s.emphasised && s.text == "src/lib.rs"));
         let old: String = d.old.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(old, "file src/main.rs was modified");
+    }
+
+    #[test]
+    fn a_case_blind_word_diff_keeps_each_side_as_written() {
+        let d = word_diff_ignoring_case(
+            "do not run destructive database operations",
+            "Do not run queries on the database.",
+        );
+        let old: String = d.old.iter().map(|s| s.text.as_str()).collect();
+        let new: String = d.new.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(old, "do not run destructive database operations");
+        assert_eq!(new, "Do not run queries on the database.");
+        assert!(d
+            .new
+            .iter()
+            .any(|s| !s.emphasised && s.text.starts_with("Do not run")));
+        assert!(d
+            .old
+            .iter()
+            .any(|s| s.emphasised && s.text.contains("destructive")));
     }
 
     #[test]

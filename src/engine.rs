@@ -11,17 +11,22 @@ pub mod consistency;
 pub mod diagnose;
 pub mod pinned;
 pub mod pytext;
+pub mod redact;
 pub mod registry;
 pub mod request;
 pub mod schema;
 pub mod secret_scan;
 pub mod verifier;
+pub mod words;
 
 pub use request::{GateRequest, Refusal, SourceMessage, SummarizerOutput};
 pub mod checks;
+pub mod context;
 pub mod gate;
-pub mod loaded;
+pub mod policy_engine;
 pub mod report;
+pub mod report_reader;
 pub mod request_json;
+pub mod verdict;
 
-pub use loaded::{EngineError, PolicyEngine};
+pub use policy_engine::{EngineError, PolicyEngine};

@@ -2,9 +2,10 @@
 //!
 //! The UI follows one message flow: terminal input becomes an [`event::Event`], the keymap
 //! turns keys into [`action::Action`]s, [`app::App::update`] is the only code that changes
-//! state and answers with [`app::Effect`]s (work for the [`worker`] thread, which owns the
-//! data source), and drawing is a pure function of the state ([`view::build_view`] then the
-//! [`widgets`]). Every untrusted string reaches the terminal through [`sanitize`]. The data
+//! state and answers with [`app::Effect`]s (work for the [`worker`] lanes, each owning a
+//! handle on the data source) and whether anything changed, and drawing is a pure function of
+//! the state ([`view::build_view`] then the [`widgets`]), done by the [`event_loop`] only after
+//! a change. Every untrusted string reaches the terminal through [`crate::sanitize`]. The data
 //! comes from a [`source::ReviewSource`], so the UI runs the same on the SQLite store and on
 //! the in-memory [`fake::FakeSource`] used by tests.
 //!
@@ -12,18 +13,19 @@
 //! implements [`source::ReviewSource`], and call
 //! `run(Box::new(source), ReviewOptions::from_env(readonly, reviewer, config))`. The adapter
 //! overwrites matched secret bytes before handing text out, computes each row's
-//! `anomaly_count` with [`sanitize::anomaly_count`], and answers `queue_page` with a paged
+//! `anomaly_count` with [`crate::sanitize::anomaly_count`], and answers `queue_page` with a paged
 //! query. [`headless::Headless`] drives the same UI without a terminal (tests, benchmarks).
 
 pub mod action;
 pub mod app;
 pub mod config;
 pub mod event;
+pub mod event_loop;
 pub mod fake;
 pub mod filter;
 pub mod headless;
 pub mod keymap;
-pub mod sanitize;
+pub mod launch;
 pub mod source;
 pub mod store_source;
 pub mod theme;
@@ -33,15 +35,14 @@ pub mod worker;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::review::app::{App, AppOptions, Effect};
+use crate::review::app::{App, AppOptions};
 use crate::review::config::Config;
 use crate::review::event::Event;
 use crate::review::source::ReviewSource;
-use crate::review::worker::Worker;
+use crate::review::worker::Lanes;
 
 /// How `cq review` runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -72,12 +73,6 @@ impl ReviewOptions {
 /// Queue rows fetched per request.
 pub const PAGE_SIZE: usize = 200;
 
-/// How often the spinner advances.
-const TICK: Duration = Duration::from_millis(100);
-
-/// How long to wait for input while a worker answer is awaited.
-const POLL_WAITING: Duration = Duration::from_millis(5);
-
 /// Runs the reviewer on the terminal until the user quits.
 pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Result<()> {
     let config = Config::load(options.config.as_deref())?;
@@ -98,50 +93,20 @@ pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Res
         },
         config.keymap,
     );
-    let (results_tx, results_rx) = mpsc::channel();
-    let worker = Worker::spawn(source, results_tx).context("while starting the worker thread")?;
+    let (events_tx, events) = mpsc::channel();
+    let mut lanes = Lanes::spawn(source, events_tx.clone())?;
+    // Dropped before the lanes: the terminal is restored first, and quitting never waits.
     let mut terminal = TerminalGuard::enter()?;
+    event_loop::spawn_input(events_tx)?;
     let size = terminal
         .0
         .size()
         .context("while reading the terminal size")?;
-    app.update(Event::Resize(size.width, size.height));
-    let mut effects = app.start();
-    let mut last_tick = std::time::Instant::now();
-    loop {
-        for effect in effects.drain(..) {
-            match effect {
-                Effect::Request(request) => worker.send(request),
-                Effect::Quit => return Ok(()),
-            }
-        }
-        let view = view::build_view(&app, &theme);
-        terminal
-            .0
-            .draw(|frame| frame.render_widget(&view, frame.area()))
-            .context("while drawing")?;
-        // Poll briefly while an answer is awaited, so it is drawn as soon as it arrives.
-        let timeout = if app.waiting() { POLL_WAITING } else { TICK };
-        if crossterm::event::poll(timeout).context("while reading input")? {
-            let read = crossterm::event::read().context("while reading input")?;
-            if let Some(event) = Event::from_terminal(read) {
-                effects.extend(app.update(event));
-            }
-        }
-        if last_tick.elapsed() >= TICK {
-            last_tick = std::time::Instant::now();
-            effects.extend(app.update(Event::Tick));
-        }
-        loop {
-            match results_rx.try_recv() {
-                Ok(result) => effects.extend(app.update(Event::Worker(Box::new(result)))),
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    anyhow::bail!("the worker thread stopped; the data source failed")
-                }
-            }
-        }
-    }
+    let _ = app.update(Event::Resize(size.width, size.height));
+    let effects = app.start();
+    event_loop::run_loop(&mut app, &mut lanes, &events, effects, |app| {
+        event_loop::draw(&mut terminal.0, app, &theme).context("while drawing")
+    })
 }
 
 /// Raw mode, alternate screen and mouse capture for as long as it lives.

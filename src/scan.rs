@@ -9,16 +9,26 @@
 //! measures entropy and drops placeholders. One level of base64/hex decoding catches encoded
 //! secrets. A [`Finding`] records where a value is, never what it is: no copy, no preview and no
 //! unkeyed hash of the matched bytes ever leaves this module.
+//!
+//! Loading a pack compiles nothing: each rule's regex is compiled when a scan first runs the
+//! rule, each regex set when a field first needs it, so a short-lived process pays only for
+//! the rules its input selects ([`Scanner::compile_all`] compiles everything, as loading a
+//! pack from files and the embedded-asset tests do). [`bulk`] spreads a large text over a
+//! rayon pool with the same findings as one thread.
 
 pub mod backend;
+pub mod bulk;
 mod decode;
 mod digits;
 mod filter;
 mod glued;
 mod ids;
 mod joined;
+mod keywords;
 mod names;
 mod net;
+mod pass;
+mod redact;
 mod rule;
 mod shape;
 mod validate;
@@ -28,10 +38,12 @@ mod whole;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
-use aho_corasick::AhoCorasick;
-
+pub use redact::redact;
 pub use rule::{Category, Confidence, Rule, RuleError};
+
+use redact::floor_char_boundary;
 
 /// The scanner's version string, recorded in receipts next to [`Scanner::rules_sha256`].
 pub const SCANNER_VERSION: &str = "cq-scan-1";
@@ -111,13 +123,15 @@ impl fmt::Display for Finding {
     }
 }
 
-/// Compiled rules plus the keyword automaton; cheap to share across threads.
+/// Rules plus the keyword automaton; cheap to clone and to share across threads. Regexes and
+/// regex sets are compiled when a scan first needs them (see [`Scanner::compile_all`]), and
+/// scanners narrowed from one another share what is already compiled.
 #[derive(Debug, Clone)]
 pub struct Scanner {
-    rules: Vec<Rule>,
+    rules: Arc<[Rule]>,
     enabled: Vec<bool>,
-    keywords: Option<AhoCorasick>,
-    /// For each keyword pattern id, the rules it selects.
+    keywords: Arc<keywords::Keywords>,
+    /// For each keyword pattern id, the enabled rules it selects.
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords or digit trigger: they run over the whole text.
     always: Vec<usize>,
@@ -133,13 +147,14 @@ pub struct Scanner {
 }
 
 impl Scanner {
-    /// The embedded rule pack with its default entity types enabled.
+    /// The embedded rule pack with its default entity types enabled. Cheap: rule regexes and
+    /// sets compile when a scan first needs them (the embedded-asset tests compile them all).
     pub fn builtin() -> Result<Scanner, RuleError> {
         let files: Vec<(String, String)> = BUILTIN_RULE_FILES
             .iter()
             .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
             .collect();
-        Scanner::from_files(&files)
+        Scanner::parse(&files)
     }
 
     /// Every `*.toml` file in `dir`, read in file-name order (for `--rules DIR`).
@@ -176,27 +191,39 @@ impl Scanner {
         Scanner::from_files(&files)
     }
 
-    /// Compiles rule files given as `(file name, TOML text)`, hashed in the order given.
+    /// Compiles rule files given as `(file name, TOML text)`, hashed in the order given. Every
+    /// regex is compiled now, so a rule that does not compile is an error here.
     pub fn from_files(files: &[(String, String)]) -> Result<Scanner, RuleError> {
+        let scanner = Scanner::parse(files)?;
+        scanner.compile_all()?;
+        Ok(scanner)
+    }
+
+    /// Parses and checks rule files without compiling their regexes.
+    fn parse(files: &[(String, String)]) -> Result<Scanner, RuleError> {
         let mut rules = Vec::new();
         for (name, text) in files {
             rules.extend(rule::parse_file(name, text)?);
         }
         let mut seen = std::collections::BTreeSet::new();
         for r in &rules {
-            if !seen.insert(r.id.clone()) {
+            if !seen.insert(r.id.as_str()) {
                 return Err(RuleError::DuplicateId { id: r.id.clone() });
             }
         }
         let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
         let named = vec![false; rules.len()];
-        let (keywords, keyword_rules, always) = build_prefilter(&rules)?;
-        let (digit_rules, in_group) = group_digit_rules(&rules, &enabled)?;
-        let whole = whole_field_rules(&rules, &enabled, &always);
+        let keywords = keywords::Keywords::new(&rules)?;
+        let always: Vec<usize> = (0..rules.len())
+            .filter(|&ri| rules[ri].keywords.is_empty())
+            .collect();
+        let keyword_rules = selected(&keywords.rules_of, &enabled);
+        let (digit_rules, in_group) = group_digit_rules(&rules, &enabled, None);
+        let whole = whole_field_rules(&rules, &enabled, &always, None);
         Ok(Scanner {
-            rules,
+            rules: rules.into(),
             enabled,
-            keywords,
+            keywords: Arc::new(keywords),
             keyword_rules,
             always,
             digit_rules,
@@ -205,6 +232,21 @@ impl Scanner {
             whole,
             rules_sha256: rule::files_sha256(files),
         })
+    }
+
+    /// Compiles now everything this scanner's scans could need: every rule's regex (enabled or
+    /// not), the regex sets of its selection and the keyword DFA. A built-in rule that does not
+    /// compile is caught by the embedded-asset tests, which call this.
+    pub fn compile_all(&self) -> Result<(), RuleError> {
+        for r in self.rules.iter() {
+            r.compiled()?;
+        }
+        if let Some(d) = &self.digit_rules {
+            d.set(&self.rules)?;
+        }
+        self.whole.set(&self.rules);
+        self.keywords.build_dfa();
+        Ok(())
     }
 
     /// A scanner that runs exactly the rules selected by `entity_types` (umbrella types such as
@@ -231,9 +273,11 @@ impl Scanner {
                 named[i] |= umbrella.is_none() && selected;
             }
         }
-        let (digit_rules, in_group) = group_digit_rules(&self.rules, &enabled)?;
-        let whole = whole_field_rules(&self.rules, &enabled, &self.always);
+        let (digit_rules, in_group) =
+            group_digit_rules(&self.rules, &enabled, self.digit_rules.as_ref());
+        let whole = whole_field_rules(&self.rules, &enabled, &self.always, Some(&self.whole));
         Ok(Scanner {
+            keyword_rules: selected(&self.keywords.rules_of, &enabled),
             enabled,
             digit_rules,
             in_group,
@@ -260,7 +304,7 @@ impl Scanner {
             .iter()
             .map(|(n, _)| (*n).to_owned())
             .collect();
-        for r in &self.rules {
+        for r in self.rules.iter() {
             if !out.contains(&r.entity) {
                 out.push(r.entity.clone());
             }
@@ -336,114 +380,6 @@ impl Scanner {
         });
         out
     }
-
-    /// Finds matches in `text`; when `decode` is set, also inside base64/hex blobs (one level).
-    fn scan_raw(&self, text: &str, decode: bool) -> Vec<RawMatch> {
-        let bytes = text.as_bytes();
-        let mut out = Vec::new();
-        // (rule, keyword position) pairs, so a field without keyword hits allocates nothing.
-        let mut hits: Vec<(usize, usize)> = Vec::new();
-        if let Some(ac) = &self.keywords {
-            // Every occurrence of every keyword, overlaps included: a keyword that starts inside
-            // another one's hit (`key "` in `apikey "`) still selects its rules.
-            for m in ac.find_overlapping_iter(bytes) {
-                for &ri in &self.keyword_rules[m.pattern().as_usize()] {
-                    if self.enabled[ri] {
-                        hits.push((ri, m.start()));
-                    }
-                }
-            }
-        }
-        hits.sort_unstable();
-        hits.dedup();
-        for group in hits.chunk_by(|a, b| a.0 == b.0) {
-            let ri = group[0].0;
-            let rule = &self.rules[ri];
-            let positions = group.iter().map(|&(_, p)| p);
-            for window in windows(bytes, positions, rule.window_before, rule.window) {
-                rule.find_in(ri, text, window, &mut out);
-            }
-            if rule.glued.is_some() {
-                for &(_, at) in group {
-                    rule.find_glued(ri, text, at, &mut out);
-                }
-            }
-        }
-        let needs_clusters = self.digit_rules.is_some()
-            || self
-                .always
-                .iter()
-                .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some());
-        let clusters = if needs_clusters && bytes.iter().any(u8::is_ascii_digit) {
-            digits::clusters(bytes)
-        } else {
-            Vec::new()
-        };
-        if let (Some(d), false) = (&self.digit_rules, clusters.is_empty()) {
-            self.scan_digit_rules(d, text, &clusters, &mut out);
-        }
-        for &ri in &self.always {
-            if !self.enabled[ri] || self.in_group[ri] {
-                continue;
-            }
-            if let Some(n) = self.rules[ri].min_digits {
-                for window in digits::windows(&clusters, n, bytes.len()) {
-                    self.rules[ri].find_in(ri, text, window, &mut out);
-                }
-            }
-        }
-        for ri in self.whole.to_run(bytes) {
-            self.rules[ri].find_in(ri, text, 0..bytes.len(), &mut out);
-        }
-        out.retain(|m| self.named[m.rule] || self.rules[m.rule].context_near(text, &m.span));
-        if decode {
-            for blob in decode::encoded_blobs(text) {
-                let inner = self.scan_raw(&blob.decoded, false);
-                for m in inner {
-                    if self.rules[m.rule].decodable {
-                        out.push(RawMatch {
-                            rule: m.rule,
-                            span: blob.span.clone(),
-                            confidence: m.confidence.min(Confidence::Medium),
-                        });
-                    }
-                }
-            }
-        }
-        out
-    }
-}
-
-impl Scanner {
-    /// Runs the digit-triggered rules: one set pass over the lowest threshold's windows, then
-    /// each rule the set reports in its own threshold's windows inside.
-    fn scan_digit_rules(
-        &self,
-        d: &digits::DigitRules,
-        text: &str,
-        clusters: &[digits::Cluster],
-        out: &mut Vec<RawMatch>,
-    ) {
-        let bytes = text.as_bytes();
-        let floor = d.floor();
-        // Windows per threshold, computed when a rule with that threshold first needs them.
-        let mut by_min: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
-        for outer in digits::windows(clusters, floor, bytes.len()) {
-            for idx in d.set.matches(&bytes[outer.clone()]).iter() {
-                let (ri, min) = (d.rules[idx], d.mins[idx]);
-                let pos = match by_min.iter().position(|(m, _)| *m == min) {
-                    Some(pos) => pos,
-                    None => {
-                        by_min.push((min, digits::windows(clusters, min, bytes.len())));
-                        by_min.len() - 1
-                    }
-                };
-                for window in digits::inside(&by_min[pos].1, &outer) {
-                    self.rules[ri].find_in(ri, text, window, out);
-                }
-            }
-        }
-    }
 }
 
 /// A match before it is turned into a [`Finding`].
@@ -454,149 +390,46 @@ struct RawMatch {
     confidence: Confidence,
 }
 
+/// The rules each keyword selects, narrowed to the enabled ones.
+fn selected(rules_of: &[Vec<usize>], enabled: &[bool]) -> Vec<Vec<usize>> {
+    rules_of
+        .iter()
+        .map(|rules| {
+            rules
+                .iter()
+                .copied()
+                .filter(|&ri| enabled.get(ri).copied().unwrap_or(false))
+                .collect()
+        })
+        .collect()
+}
+
 fn group_digit_rules(
     rules: &[Rule],
     enabled: &[bool],
-) -> Result<(Option<digits::DigitRules>, Vec<bool>), RuleError> {
-    let digit_rules = digits::digit_rules(rules, enabled)?;
+    previous: Option<&digits::DigitRules>,
+) -> (Option<digits::DigitRules>, Vec<bool>) {
+    let digit_rules = digits::digit_rules(rules, enabled, previous);
     let mut in_group = vec![false; rules.len()];
-    for &ri in digit_rules.iter().flat_map(|d| &d.rules) {
+    for &ri in digit_rules.iter().flat_map(|d| d.groups.iter().flatten()) {
         in_group[ri] = true;
     }
-    Ok((digit_rules, in_group))
+    (digit_rules, in_group)
 }
 
 /// The enabled keyword-less rules without a digit trigger, which run over the whole field.
-fn whole_field_rules(rules: &[Rule], enabled: &[bool], always: &[usize]) -> whole::WholeField {
+fn whole_field_rules(
+    rules: &[Rule],
+    enabled: &[bool],
+    always: &[usize],
+    previous: Option<&whole::WholeField>,
+) -> whole::WholeField {
     let candidates: Vec<usize> = always
         .iter()
         .copied()
         .filter(|&ri| rules[ri].min_digits.is_none())
         .collect();
-    whole::WholeField::new(rules, enabled, &candidates)
-}
-
-/// The keyword automaton, the rules each keyword selects, and the rules without keywords.
-type Prefilter = (Option<AhoCorasick>, Vec<Vec<usize>>, Vec<usize>);
-
-fn build_prefilter(rules: &[Rule]) -> Result<Prefilter, RuleError> {
-    let mut patterns: Vec<String> = Vec::new();
-    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
-    let mut always = Vec::new();
-    for (ri, r) in rules.iter().enumerate() {
-        if r.keywords.is_empty() {
-            always.push(ri);
-        }
-        for k in &r.keywords {
-            let k = k.to_ascii_lowercase();
-            match patterns.iter().position(|p| *p == k) {
-                Some(pi) => keyword_rules[pi].push(ri),
-                None => {
-                    patterns.push(k);
-                    keyword_rules.push(vec![ri]);
-                }
-            }
-        }
-    }
-    if patterns.is_empty() {
-        return Ok((None, keyword_rules, always));
-    }
-    let ac = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .match_kind(aho_corasick::MatchKind::Standard)
-        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-        .build(&patterns)
-        .map_err(|e| RuleError::Keywords {
-            reason: e.to_string(),
-        })?;
-    Ok((Some(ac), keyword_rules, always))
-}
-
-/// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
-fn windows(
-    bytes: &[u8],
-    positions: impl Iterator<Item = usize>,
-    before: usize,
-    after: usize,
-) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for p in positions {
-        let start = if before >= WINDOW_BEFORE {
-            line_start(bytes, p.saturating_sub(before))
-        } else {
-            p.saturating_sub(before)
-        };
-        let end = line_end(bytes, (p + after).min(bytes.len()));
-        match out.last_mut() {
-            Some(last) if start <= last.end => last.end = last.end.max(end),
-            _ => out.push(start..end),
-        }
-    }
-    out
-}
-
-fn line_start(bytes: &[u8], at: usize) -> usize {
-    let floor = at.saturating_sub(LINE_SLACK);
-    bytes[floor..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(floor, |i| floor + i + 1)
-}
-
-fn line_end(bytes: &[u8], at: usize) -> usize {
-    let ceil = (at + LINE_SLACK).min(bytes.len());
-    bytes[at..ceil]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(ceil, |i| at + i)
-}
-
-/// Replaces each finding's span with `[REDACTED:<category>]`; overlapping spans are merged
-/// (the first finding's category names the merged span). Spans outside `text` are ignored.
-pub fn redact(text: &str, findings: &[Finding]) -> String {
-    let mut spans: Vec<(Range<usize>, Category)> = findings
-        .iter()
-        .filter(|f| f.span.start < f.span.end && f.span.end <= text.len())
-        .map(|f| (f.span.clone(), f.category))
-        .collect();
-    spans.sort_by_key(|(s, _)| (s.start, std::cmp::Reverse(s.end)));
-    let mut merged: Vec<(Range<usize>, Category)> = Vec::new();
-    for (span, cat) in spans {
-        match merged.last_mut() {
-            Some((last, _)) if span.start < last.end => last.end = last.end.max(span.end),
-            _ => merged.push((span, cat)),
-        }
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (span, cat) in merged {
-        let start = floor_char_boundary(text, span.start);
-        let end = ceil_char_boundary(text, span.end);
-        if start < at {
-            continue;
-        }
-        out.push_str(&text[at..start]);
-        out.push_str("[REDACTED:");
-        out.push_str(cat.as_str());
-        out.push(']');
-        at = end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
-fn floor_char_boundary(text: &str, mut i: usize) -> usize {
-    while i > 0 && !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
-    while i < text.len() && !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
+    whole::WholeField::new(rules, enabled, &candidates, previous)
 }
 
 #[cfg(test)]
@@ -608,19 +441,49 @@ mod tests {
         let s = Scanner::builtin().unwrap();
         assert!(!s.rules().is_empty());
         assert_eq!(s.rules_sha256().len(), 64);
+        s.compile_all().unwrap();
+        let all = s.entity_types();
+        let names: Vec<&str> = all.iter().map(String::as_str).collect();
+        s.for_entity_types(&names).unwrap().compile_all().unwrap();
     }
 
     #[test]
-    fn redact_merges_overlaps() {
-        let f = |a, b| Finding {
-            rule_id: "r".into(),
-            category: Category::Credential,
-            field_path: "text".into(),
-            span: a..b,
-            confidence: Confidence::High,
-        };
-        let out = redact("abcdefghij", &[f(2, 5), f(4, 7)]);
-        assert_eq!(out, "ab[REDACTED:credential]hij");
+    fn builtin_compiles_only_what_a_scan_uses() {
+        let s = Scanner::builtin().unwrap();
+        assert!(s.rules().iter().all(|r| !r.is_compiled()));
+        s.scan_text("t", "the token is ghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg");
+        let compiled: Vec<&str> = s
+            .rules()
+            .iter()
+            .filter(|r| r.is_compiled())
+            .map(|r| r.id.as_str())
+            .collect();
+        assert!(compiled.contains(&"github-token"), "{compiled:?}");
+        assert!(compiled.len() < s.rules().len() / 4, "{compiled:?}");
+        // A narrowed scanner shares the rules, compiled or not.
+        let narrowed = s.for_entity_types(&["SECRET"]).unwrap();
+        assert!(narrowed.rules()[0].is_compiled() == s.rules()[0].is_compiled());
+    }
+
+    #[test]
+    fn a_rule_that_cannot_compile_fails_closed() {
+        let file = r#"
+            [[rule]]
+            id = "broken"
+            description = "a regex that does not parse"
+            category = "credential"
+            keywords = ["vault"]
+            regex = '(unclosed'
+        "#;
+        let files = [("broken.toml".to_owned(), file.to_owned())];
+        let err = Scanner::from_files(&files).unwrap_err().to_string();
+        assert!(err.contains("\"broken\""), "{err}");
+        // Built lazily, the same rule reports the window it could not search.
+        let lazy = Scanner::parse(&files).unwrap();
+        let found = lazy.scan_text("t", "the vault is open");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule_id, "broken");
+        assert_eq!(found[0].confidence, Confidence::High);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use rusqlite::{params, Connection};
 struct Built {
     dir: tempfile::TempDir,
     path: PathBuf,
+    team: Team,
     /// A checkpoint exported at the end, as a careful operator would keep it.
     exported: String,
 }
@@ -61,6 +62,7 @@ fn build() -> Built {
     Built {
         dir,
         path,
+        team,
         exported,
     }
 }
@@ -275,7 +277,7 @@ fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint() {
     // The store moves on; the operator exports a checkpoint and keeps it elsewhere.
     let newer_note = {
         let store = open(&built.path);
-        let t = team_keys(&store);
+        let t = team_keys(&store, &built.team.alice);
         decide(&store, "c-000007", Action::Reject, &t);
         store.checkpoint().unwrap().unwrap()
     };
@@ -287,10 +289,15 @@ fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint() {
 }
 
 /// Registers a fresh reviewer for later decisions on a built store.
-fn team_keys(store: &Store) -> cq::audit::NamedKey {
+fn team_keys(store: &Store, approver: &cq::audit::NamedKey) -> cq::audit::NamedKey {
     let dave = cq::audit::NamedKey::generate("dave").unwrap();
     store
-        .add_reviewer("dave", &dave.verifier_text(), cq::store::Role::Reviewer)
+        .add_reviewer(
+            "dave",
+            &dave.verifier_text(),
+            cq::store::Role::Reviewer,
+            Some(approver),
+        )
         .unwrap();
     dave
 }

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use assert_cmd::Command;
-use cq::commands::demo::{manifest, Expectation, Scenario, FILES};
 use cq::json::{canonical_sha256, parse, Limits, Value};
+use cq::service::demo::{manifest, Expectation, Scenario, FILES};
 use cq::store::{ListFilter, Mode, Store};
 
 fn demo(store: &Path) -> String {
@@ -126,7 +126,7 @@ fn every_scenario_gets_the_verdict_and_failures_it_promises() {
         );
         let mut say = |what: String| problems.push(format!("{}: {what}", scenario.file));
         if text(&report, "verdict") != scenario.verdict
-            || stored.summary.verdict != scenario.verdict
+            || stored.summary.verdict.as_str() != scenario.verdict
         {
             say(format!("verdict is \"{}\"", stored.summary.verdict));
         }
@@ -146,7 +146,7 @@ fn every_scenario_gets_the_verdict_and_failures_it_promises() {
             .into_iter()
             .find(|w| failing.iter().any(|f| f == w))
             .map_or(class.clone(), str::to_owned);
-        if stored.summary.verdict_class != worst {
+        if stored.summary.verdict_class.as_str() != worst {
             say(format!(
                 "queue class is \"{}\", want \"{worst}\"",
                 stored.summary.verdict_class
@@ -268,11 +268,12 @@ fn the_demo_reviewers_can_decide() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
     demo(&path);
-    let review = cq::policy::Policy::builtin("default").unwrap().review;
+    let policy = cq::policy::Policy::builtin("default").unwrap();
+    let release = cq::service::decide::review_rules(&policy, Action::Release).unwrap();
+    let reject = cq::service::decide::review_rules(&policy, Action::Reject).unwrap();
     let rules = ReviewRules {
-        reason_codes: review.reason_codes.iter().map(|r| r.code.clone()).collect(),
-        two_person_for_secrets: review.two_person_classes.iter().any(|c| c == "secret"),
-        two_person_classes: review.two_person_classes,
+        reason_codes: [release.reason_codes.clone(), reject.reason_codes].concat(),
+        ..release
     };
     let keys = dir.path().join("demo.db.reviewers");
     let alice = NamedKey::load(&keys.join("alice.key")).unwrap();

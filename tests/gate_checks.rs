@@ -5,31 +5,22 @@
 #[path = "support/requests.rs"]
 mod requests;
 
-use cq::cli::PolicyArgs;
-use cq::commands::check::Checker;
 use cq::engine::gate::GateOutcome;
 use cq::engine::report::Status;
 use cq::engine::{GateRequest, Refusal};
 use cq::json::{self, object, Value};
+use cq::policy::Policy;
+use cq::service::Checker;
 use requests::DEFAULT_CLEAN;
 
 fn checker() -> &'static Checker {
     static CHECKER: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-    CHECKER.get_or_init(|| {
-        Checker::new(&PolicyArgs {
-            policy: "default".into(),
-            allow_unsigned_policy: false,
-            trust_keys: Vec::new(),
-        })
-        .unwrap()
-    })
+    CHECKER.get_or_init(|| Checker::new(Policy::builtin("default").unwrap()).unwrap())
 }
 
 fn run(request: &Value) -> Result<GateOutcome, Refusal> {
     let request = GateRequest::from_value(request).unwrap();
-    checker()
-        .check(&request)
-        .map_err(|e| e.downcast::<Refusal>().unwrap())
+    checker().check(&request)
 }
 
 fn outcome(summary: &str, edit: impl FnOnce(&mut Value)) -> GateOutcome {
@@ -38,13 +29,13 @@ fn outcome(summary: &str, edit: impl FnOnce(&mut Value)) -> GateOutcome {
 }
 
 /// The first failing check, its code and the verdict's outcome class.
-fn first_failure(o: &GateOutcome) -> (&'static str, String, &'static str, &'static str) {
+fn first_failure(o: &GateOutcome) -> (&str, String, &'static str, &'static str) {
     let c = o.report.failures().next().expect("a failing check");
     (
-        c.check,
+        c.check.as_str(),
         c.code.clone(),
-        o.report.outcome,
-        o.report.finding_status,
+        o.report.outcome.as_str(),
+        o.report.finding_status.as_str(),
     )
 }
 
@@ -70,7 +61,10 @@ fn findings<'a>(o: &'a GateOutcome, check: &str) -> &'a [cq::engine::report::Fin
 fn a_clean_summary_in_the_controlled_language_is_accepted() {
     let o = outcome(DEFAULT_CLEAN, |_| {});
     assert!(o.accepted, "{:?}", o.report.failures().collect::<Vec<_>>());
-    assert_eq!((o.report.verdict, o.report.outcome), ("ACCEPTED", "PASS"));
+    assert_eq!(
+        (o.report.verdict.as_str(), o.report.outcome.as_str()),
+        ("ACCEPTED", "PASS")
+    );
     assert_eq!(o.messages.len(), 2);
     assert_eq!(o.messages[0].role, "system");
     assert!(o.messages[0]
@@ -90,7 +84,7 @@ fn a_clean_summary_in_the_controlled_language_is_accepted() {
 fn the_report_is_deterministic() {
     let a = outcome(DEFAULT_CLEAN, |_| {});
     let b = outcome(DEFAULT_CLEAN, |_| {});
-    assert_eq!(a.report.sha256(), b.report.sha256());
+    assert_eq!(a.report.sha256, b.report.sha256);
 }
 
 #[test]
@@ -373,7 +367,10 @@ fn a_secret_in_the_summary_is_found_and_never_recorded() {
         .iter()
         .find(|c| c.check == "secrets")
         .unwrap();
-    assert_eq!((secrets.status, secrets.outcome), (Status::Fail, "FAIL"));
+    assert_eq!(
+        (secrets.status, secrets.outcome.as_str()),
+        (Status::Fail, "FAIL")
+    );
     let f = secrets
         .findings
         .iter()
@@ -425,15 +422,17 @@ fn a_scan_policy_the_scanner_cannot_honour_is_an_error_not_a_narrower_scan() {
         ),
     )
     .unwrap();
-    let args = PolicyArgs {
+    let policy = cq::service::policy::resolve(&cq::service::policy::PolicyChoice {
         policy: path.display().to_string(),
-        allow_unsigned_policy: true,
+        allow_unsigned: true,
         trust_keys: Vec::new(),
-    };
+    })
+    .unwrap()
+    .policy;
     let e = requests::engine("default");
     let request =
         GateRequest::from_value(&requests::with_output(&e, DEFAULT_CLEAN, |_| {})).unwrap();
-    let o = Checker::new(&args).unwrap().check(&request).unwrap();
+    let o = Checker::new(policy).unwrap().check(&request).unwrap();
     let c = o
         .report
         .checks
@@ -441,7 +440,7 @@ fn a_scan_policy_the_scanner_cannot_honour_is_an_error_not_a_narrower_scan() {
         .find(|c| c.check == "secrets")
         .unwrap();
     assert_eq!(
-        (c.status, c.outcome, c.code.as_str()),
+        (c.status, c.outcome.as_str(), c.code.as_str()),
         (Status::Error, "ERROR", "scan_error"),
         "{}",
         c.detail

@@ -94,7 +94,12 @@ fn quarantined_by_the_secret_scan(variants: &[Variant]) -> Vec<String> {
     for v in variants {
         let summary = hostile::summary_with(&base, &v.clauses);
         let o = check(&summary);
-        let secrets = o.report.checks.iter().find(|c| c.check == "secrets").unwrap();
+        let secrets = o
+            .report
+            .checks
+            .iter()
+            .find(|c| c.check == "secrets")
+            .unwrap();
         let others_pass = o
             .report
             .checks

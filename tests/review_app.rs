@@ -4,14 +4,14 @@
 #![allow(clippy::unwrap_used)]
 
 use cq::review::action::Action;
-use cq::review::app::{AppOptions, DialogStage, Effect, Overlay, Screen};
+use cq::review::app::{AppOptions, AuditState, DialogStage, Effect, Overlay, RerunState, Screen};
 use cq::review::config::Config;
 use cq::review::event::Event;
 use cq::review::fake::{FakeSource, FAKE_NOW};
 use cq::review::headless::Headless;
-use cq::review::source::{ItemId, Status};
+use cq::review::source::{AuditView, ChainStatus, ItemId, ReviewSource, Severity, Status};
 use cq::review::view::{build_view, footer_actions, text::plain, Body};
-use cq::review::worker::{Request, WorkerResult};
+use cq::review::worker::{Job, JobKind, Request, WorkerResult};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 fn options(page_size: usize) -> AppOptions {
@@ -25,6 +25,23 @@ fn options(page_size: usize) -> AppOptions {
 
 fn ui() -> Headless<FakeSource> {
     Headless::new(FakeSource::new(), options(200), 120, 30).unwrap()
+}
+
+/// The queue oldest first (the default is most severe first).
+fn ui_by_age() -> Headless<FakeSource> {
+    let mut h = ui();
+    h.update(Action::Sort);
+    h
+}
+
+/// Opens the selected item on the detail screen (an item whose constraint, pinned or
+/// authority check failed opens on the constraints screen).
+fn open_detail(h: &mut Headless<FakeSource>) {
+    h.update(Action::Open);
+    if h.app.screen == Screen::Constraints {
+        h.update(Action::Constraints);
+    }
+    assert_eq!(h.app.screen, Screen::Detail);
 }
 
 fn selected_id(h: &Headless<FakeSource>) -> String {
@@ -77,6 +94,7 @@ fn queue_loads_coalesce_newest_wins() {
 #[test]
 fn paging_loads_only_the_page_around_the_selection() {
     let mut h = Headless::new(FakeSource::new(), options(4), 120, 30).unwrap();
+    h.update(Action::Sort);
     assert_eq!(h.app.queue.rows.len(), 4);
     assert_eq!(h.app.queue.total, 20);
     for _ in 0..9 {
@@ -91,13 +109,19 @@ fn paging_loads_only_the_page_around_the_selection() {
 }
 
 #[test]
-fn sort_by_severity_puts_errors_first() {
+fn the_queue_sorts_by_severity_first_and_by_age_on_s() {
     let mut h = ui();
-    h.update(Action::Sort);
-    let first = h.app.queue.rows.first().unwrap();
-    assert_eq!(first.outcome.label(), "ERROR/UNKNOWN");
+    let severities: Vec<Severity> = h.app.queue.rows.iter().map(|r| r.severity).collect();
+    let mut sorted = severities.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(severities, sorted, "most severe first");
+    assert_eq!(severities.first(), Some(&Severity::Finding));
     let view = build_view(&h.app, &h.theme);
     assert!(plain(&view.header).contains("sort: severity"));
+    h.update(Action::Sort);
+    let ages: Vec<i64> = h.app.queue.rows.iter().map(|r| r.created_unix).collect();
+    assert!(ages.windows(2).all(|w| w[0] <= w[1]), "oldest first");
+    assert!(plain(&build_view(&h.app, &h.theme).header).contains("sort: age"));
 }
 
 #[test]
@@ -226,9 +250,8 @@ fn selecting_a_finding_scrolls_summary_and_sources() {
     h.update(Action::Filter)
         .type_text("q-0002")
         .key(KeyCode::Enter);
-    h.update(Action::Open)
-        .update(Action::NextPane)
-        .update(Action::MoveDown);
+    open_detail(&mut h);
+    h.update(Action::NextPane).update(Action::MoveDown);
     let detail = h.app.detail.as_ref().unwrap();
     assert!(
         detail.scroll[1] >= 30,
@@ -245,7 +268,7 @@ fn selecting_a_finding_scrolls_summary_and_sources() {
 
 #[test]
 fn mouse_selects_rows_scrolls_and_focuses_panes() {
-    let mut h = ui();
+    let mut h = ui_by_age();
     let click = |column, row| {
         Event::Mouse(MouseEvent {
             kind: MouseEventKind::Down(MouseButton::Left),
@@ -263,7 +286,7 @@ fn mouse_selects_rows_scrolls_and_focuses_panes() {
         modifiers: KeyModifiers::NONE,
     }));
     assert_eq!(h.app.queue.selected, 5);
-    h.update(Action::Open);
+    open_detail(&mut h);
     h.update(click(5, 10));
     assert_eq!(
         h.app.detail.as_ref().unwrap().focus,
@@ -284,22 +307,27 @@ fn command_line_release_with_reason_and_note_prefills_the_dialog() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(h.app.screen, Screen::Detail);
+    // The first item's pinned check failed: it opened on the constraints screen.
+    assert_eq!(h.app.screen, Screen::Constraints);
 }
 
 #[test]
 fn command_line_rerun_sort_and_quit() {
     let mut h = ui();
     h.update(Action::Command)
+        .type_text("sort age")
+        .key(KeyCode::Enter);
+    assert_eq!(h.app.queue.sort, cq::review::source::Sort::Age);
+    h.update(Action::Command)
         .type_text("sort severity")
         .key(KeyCode::Enter);
-    assert_eq!(h.app.queue.rows[0].outcome.label(), "ERROR/UNKNOWN");
+    assert_eq!(h.app.queue.rows[0].severity, Severity::Finding);
     h.update(Action::Command)
         .type_text("rerun")
         .key(KeyCode::Enter);
     assert_eq!(h.source.reruns.len(), 1);
-    let effects = h.app.update(Action::Quit);
-    assert_eq!(effects, vec![Effect::Quit]);
+    let update = h.app.update(Action::Quit);
+    assert_eq!(update.effects, vec![Effect::Quit]);
 }
 
 #[test]
@@ -363,7 +391,8 @@ fn decided_item_is_refreshed_in_queue_and_detail() {
 #[test]
 fn scrolling_stops_at_the_end_so_up_moves_at_once() {
     let mut h = Headless::new(FakeSource::new(), options(200), 100, 12).unwrap();
-    h.update(Action::Open).update(Action::PrevPane);
+    open_detail(&mut h);
+    h.update(Action::PrevPane);
     h.update(Action::Bottom);
     let bottom = h.app.detail.as_ref().unwrap().scroll[0];
     assert!(bottom > 0);
@@ -405,4 +434,125 @@ fn waiting_is_true_exactly_while_an_answer_is_awaited() {
     assert!(h.app.waiting());
     h.release();
     assert!(!h.app.waiting());
+}
+
+#[test]
+fn events_that_change_nothing_report_no_change_and_draw_nothing() {
+    let mut h = ui();
+    let drawn = h.draws;
+    let stale = WorkerResult::Item {
+        generation: 999,
+        result: Ok(FakeSource::new().items[3].clone()),
+    };
+    let idle = [
+        Event::Key(KeyEvent::new(KeyCode::F(12), KeyModifiers::NONE)),
+        Event::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE)),
+        Event::Tick,
+        Event::Worker(Box::new(stale)),
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Moved,
+            column: 1,
+            row: 1,
+            modifiers: KeyModifiers::NONE,
+        }),
+    ];
+    for event in idle {
+        let update = h.app.clone().update(event.clone());
+        assert!(!update.changed && update.effects.is_empty(), "{event:?}");
+        h.update(event);
+    }
+    assert_eq!(h.draws, drawn, "nothing was drawn");
+    h.update(Action::MoveDown);
+    assert_eq!(h.draws, drawn + 1);
+    // While an answer is awaited the spinner turns: a tick changes the frame.
+    h.hold().update(Action::Open);
+    assert!(h.app.clone().update(Event::Tick).changed);
+}
+
+#[test]
+fn leaving_the_audit_view_cancels_its_verification_and_drops_the_result() {
+    let mut h = ui();
+    h.update(Action::Open);
+    h.hold().update(Action::Audit);
+    let generation = match h.held_jobs.as_slice() {
+        [Job::Audit { generation, .. }] => *generation,
+        other => panic!("{other:?}"),
+    };
+    let update = h.app.clone().update(Action::Back);
+    assert!(update.effects.contains(&Effect::Cancel(JobKind::Audit)));
+    h.update(Action::Back);
+    assert!(h.held_jobs.is_empty(), "the lane would skip it");
+    assert_eq!(h.app.detail.as_ref().unwrap().audit, AuditState::Idle);
+    // A verification that could not stop answers anyway: its result is dropped.
+    let late = WorkerResult::Audit {
+        generation,
+        result: Ok(AuditView {
+            receipts: Vec::new(),
+            chain: ChainStatus::Unknown("late".into()),
+        }),
+    };
+    assert!(!h.app.clone().update(Event::Worker(Box::new(late))).changed);
+    h.release();
+    // Opening it again verifies afresh.
+    h.update(Action::Audit);
+    assert!(matches!(
+        h.app.detail.as_ref().unwrap().audit,
+        AuditState::Ready(_)
+    ));
+}
+
+#[test]
+fn rerun_tagged_is_one_job_answered_item_by_item_with_one_summary() {
+    let mut h = ui();
+    h.update(Action::Tag)
+        .update(Action::Tag)
+        .update(Action::Tag);
+    h.hold().update(Action::RerunTagged);
+    match h.held_jobs.as_slice() {
+        [Job::Rerun { ids, .. }] => assert_eq!(ids.len(), 3),
+        other => panic!("{other:?}"),
+    }
+    h.release();
+    assert!(h.app.rerun_job.is_none() && h.app.reruns_pending.is_empty());
+    let message = h.app.message.as_ref().unwrap();
+    assert!(message.text.starts_with("reran 3 items:"), "{message:?}");
+    assert_eq!(h.source.reruns.len(), 3);
+}
+
+#[test]
+fn a_new_rerun_replaces_the_running_job_and_says_how_far_it_got() {
+    let mut h = ui();
+    h.update(Action::Tag)
+        .update(Action::Tag)
+        .update(Action::Tag);
+    h.hold().update(Action::RerunTagged);
+    let first = match h.held_jobs.as_slice() {
+        [Job::Rerun { generation, .. }] => *generation,
+        other => panic!("{other:?}"),
+    };
+    // One answer of the batch arrives, then the reviewer reruns the open item alone.
+    let id = h.app.reruns_pending.iter().next().unwrap().clone();
+    let outcome = h.source.rerun(&id).unwrap();
+    h.update(Event::Worker(Box::new(WorkerResult::Rerun {
+        generation: first,
+        id,
+        result: Ok(outcome),
+    })));
+    h.update(Action::Open).update(Action::Rerun);
+    let message = h.app.message.as_ref().unwrap();
+    assert_eq!(
+        message.text,
+        "stopped the previous rerun after 1 of 3 items to start this one"
+    );
+    match h.held_jobs.as_slice() {
+        [Job::Rerun { ids, .. }] => assert_eq!(ids.len(), 1, "the newest job of the kind"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(h.app.reruns_pending.len(), 1);
+    h.release();
+    assert!(h.app.reruns_pending.is_empty());
+    assert!(matches!(
+        h.app.detail.as_ref().unwrap().rerun,
+        RerunState::Done(_)
+    ));
 }

@@ -1,7 +1,10 @@
 //! `cq review` end to end: the real binary in tmux (`new-session`, `send-keys`,
 //! `capture-pane`) on a store built with `cq check --store`. Open, filter, open an item,
 //! rerun, reject with a reason, quit; then `cq audit verify` passes and the decision is in
-//! `cq show` (and in the store). Skipped, with the reason printed, when tmux is not installed.
+//! `cq show` (and in the store). And on the demo store (`cq demo --no-tui`): LOG-88, the
+//! dropped invariant, opens on its constraints view with the required clause and the closest
+//! summary sentence side by side. Skipped, with the reason printed, when tmux is not
+//! installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "review_store/support.rs"]
@@ -156,7 +159,11 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
     let screen = tmux.wait_for("the receipt", |s| s.contains("receipt #"));
     assert!(screen.contains("signed"), "{screen}");
     tmux.keys(&["Escape"]);
-    tmux.wait_for("the item rejected", |s| s.contains("REJECTED"));
+    // The item reloads behind the receipt: wait for the dialog to close too, or `q` would
+    // only close it.
+    tmux.wait_for("the item rejected", |s| {
+        s.contains("REJECTED") && !s.contains("receipt #")
+    });
 
     // Quit: back to the queue, then q.
     tmux.keys(&["q"]);
@@ -165,7 +172,11 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(tmux.alive(), "the pane stays for the trailing sleep");
-    assert!(!tmux.screen().contains("cq review"), "the reviewer quit");
+    let screen = tmux.screen();
+    assert!(
+        !screen.contains("cq review"),
+        "the reviewer quit:\n{screen}"
+    );
 
     // The decision is in the store, signed by alice, and the audit log verifies.
     let store = Store::open(&fx.db, Mode::ReadOnly).unwrap();
@@ -176,8 +187,8 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
     assert!(decision.note.contains("fabricated instruction"));
     assert_eq!(
         store.reports(&fx.conflict).unwrap().len(),
-        2,
-        "the rerun was stored"
+        1,
+        "an unchanged rerun stores nothing"
     );
     assert!(fx.verify_ok());
     // And through the CLI: `cq audit verify` passes, `cq show` has the decision.
@@ -208,4 +219,99 @@ fn review_filter_open_rerun_reject_quit_then_audit_verifies() {
         shown.contains("reject") && shown.contains("poisoned"),
         "{shown}"
     );
+}
+
+/// The line of `screen` holding both `left` and `right` (side by side), if any.
+fn side_by_side<'a>(screen: &'a str, left: &str, right: &str) -> Option<&'a str> {
+    screen
+        .lines()
+        .find(|l| matches!((l.find(left), l.find(right)), (Some(a), Some(b)) if a < b))
+}
+
+#[test]
+fn log_88_constraints_view_shows_the_required_clause_beside_the_closest_sentence() {
+    if !tmux_available() {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let built = assert_cmd::Command::cargo_bin("cq")
+        .unwrap()
+        .args(["demo", "--no-tui", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    let command = format!(
+        "env XDG_CONFIG_HOME={} HOME={} TERM=xterm-256color {} review --readonly --store {}; sleep 30",
+        shell_quote(&config),
+        shell_quote(dir.path()),
+        shell_quote(Path::new(env!("CARGO_BIN_EXE_cq"))),
+        shell_quote(&db),
+    );
+    let tmux = Tmux {
+        socket: format!("cq-e2e-log88-{}", std::process::id()),
+    };
+    let out = tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "review",
+        "-x",
+        "160",
+        "-y",
+        "48",
+        &command,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux.wait_for("the queue", |s| s.contains("LOG-88"));
+    tmux.keys(&["/"]);
+    tmux.text("task:LOG-88");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the filtered queue", |s| {
+        s.contains("Queue 1 of 1 ") && s.contains("filter: task:log-88") && s.contains("LOG-88")
+    });
+    // Open it: its consistency check failed, so it opens on the constraints view.
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the constraints view", |s| {
+        s.contains("Constraints") && s.contains("SAFETY-DESTRUCTIVE-DB")
+    });
+    assert!(screen.contains("? UNSUPPORTED"), "{screen}");
+    let screen = tmux.wait_for("the clause beside the closest sentence", |s| {
+        side_by_side(
+            s,
+            "- do not run destructive database operations",
+            "+ Waiting for user confirmation before",
+        )
+        .is_some()
+    });
+    assert!(
+        screen.contains("closest sentence"),
+        "the right side is labelled: {screen}"
+    );
+    // The user's own words, marked as a guess.
+    assert!(
+        screen.contains("ask me before you delete anything"),
+        "{screen}"
+    );
+    assert!(screen.contains("a guess"), "{screen}");
+    // `c` switches to the detail screen and back.
+    tmux.keys(&["c"]);
+    tmux.wait_for("the detail screen", |s| s.contains("not passing)"));
+    tmux.keys(&["c"]);
+    tmux.wait_for("the constraints view again", |s| {
+        s.contains("Why SAFETY-DESTRUCTIVE-DB")
+    });
+    tmux.keys(&["q"]);
 }

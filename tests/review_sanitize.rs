@@ -6,7 +6,7 @@ use cq::review::action::Action;
 use cq::review::app::AppOptions;
 use cq::review::fake::{FakeSource, FAKE_NOW};
 use cq::review::headless::Headless;
-use cq::review::sanitize::{sanitize, SegmentKind};
+use cq::sanitize::{sanitize, SegmentKind};
 use proptest::prelude::*;
 use serde::Deserialize;
 use std::path::Path;

@@ -5,13 +5,13 @@
 #![allow(clippy::unwrap_used)]
 
 use cq::review::action::Action;
-use cq::review::app::AppOptions;
+use cq::review::app::{AppOptions, Screen};
 use cq::review::fake::{FakeSource, FAKE_NOW};
 use cq::review::filter::Filter;
 use cq::review::headless::Headless;
 use cq::review::source::{
-    AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, QueueRow,
-    ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort, Status,
+    AuditView, Dashboard, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, ItemPreview,
+    QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort, Status,
 };
 use crossterm::event::KeyCode;
 
@@ -32,6 +32,15 @@ fn ui(w: u16, h: u16) -> Headless<FakeSource> {
 fn open(h: &mut Headless<FakeSource>, id: &str) {
     h.update(Action::Filter).type_text(id).key(KeyCode::Enter);
     h.update(Action::Open);
+}
+
+/// Opens `id` on the detail screen (an item whose constraint, pinned or authority check
+/// failed opens on the constraints screen; `c` switches).
+fn open_detail(h: &mut Headless<FakeSource>, id: &str) {
+    open(h, id);
+    if h.app.screen == Screen::Constraints {
+        h.update(Action::Constraints);
+    }
 }
 
 fn snap(name: &str, h: &Headless<FakeSource>) {
@@ -98,14 +107,14 @@ fn detail_screens() {
 #[test]
 fn detail_narrow_stacks_panes() {
     let mut h = ui(80, 44);
-    open(&mut h, "q-0002");
+    open_detail(&mut h, "q-0002");
     snap("detail_narrow", &h);
 }
 
 #[test]
 fn detail_selecting_a_finding_scrolls_to_it() {
     let mut h = ui(120, 24);
-    open(&mut h, "q-0002");
+    open_detail(&mut h, "q-0002");
     h.update(Action::NextPane);
     h.update(Action::MoveDown);
     h.update(Action::Open);
@@ -316,6 +325,7 @@ impl ReviewSource for BrokenStore {
                 task: "deploy-api".into(),
                 status: Status::Quarantined,
                 outcome: cq::review::source::Outcome::Finding,
+                severity: cq::review::source::Severity::Finding,
                 main_reason: "secret.aws_access_key".into(),
                 created_unix: FAKE_NOW - 60,
                 anomaly_count: 0,
@@ -331,6 +341,15 @@ impl ReviewSource for BrokenStore {
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
         anyhow::bail!("item \"{id}\" has no report: the store is corrupt at row 7")
     }
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        anyhow::bail!("item \"{id}\" has no report: the store is corrupt at row 7")
+    }
+    fn reason_counts(&mut self, _: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        anyhow::bail!("database is locked; close other writers of \"cq.db\" and retry")
+    }
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        anyhow::bail!("database is locked; close other writers of \"cq.db\" and retry")
+    }
     fn rerun(&mut self, _: &ItemId) -> anyhow::Result<RerunOutcome> {
         anyhow::bail!("policy \"default\" is missing")
     }
@@ -345,6 +364,9 @@ impl ReviewSource for BrokenStore {
     }
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
         Ok(Vec::new())
+    }
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        Ok(Box::new(BrokenStore))
     }
 }
 
@@ -371,7 +393,7 @@ fn summary_highlights_have_a_style_per_kind() {
         ("q-0004", "summary_pinned_styled"),
     ] {
         let mut h = ui(90, 10);
-        open(&mut h, id);
+        open_detail(&mut h, id);
         h.update(Action::Zoom);
         snap_styled(name, &h);
     }

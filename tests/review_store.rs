@@ -1,17 +1,20 @@
 //! The reviewer's store adapter on a real store: requests go through `cq check --store` (the
 //! binary), then [`StoreSource`] is tested as the TUI uses it: paging and filtering, detail
 //! spans, secrets masked in the summary and in source turns, reruns stored, decisions and
-//! their refusals, audited reveals.
+//! their refusals, audited reveals, a fork (the slow worker lane's handle) on the same
+//! store trusting the same store key, the queue preview and counts by reason, and the
+//! dashboard's running totals against a fresh count after a decision and a rerun.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "review_store/support.rs"]
 mod support;
 
 use cq::review::filter::Filter;
+use cq::review::source::ChainStatus;
 use cq::review::source::{
     DecisionKind, DecisionRefusal, DecisionRequest, ItemId, ReviewSource, Sort, SpanKind, Status,
 };
-use cq::store::Mode;
+use cq::store::{store_key_path, store_pub_path, Mode, OpenOptions, Store};
 use support::*;
 
 #[test]
@@ -156,7 +159,11 @@ fn rerun_stores_a_report_and_says_what_changed() {
     let same = src.rerun(&id).unwrap();
     assert!(!same.changed);
     assert_eq!(same.before_report, same.after_report);
-    assert_eq!(src.store().reports(&id.0).unwrap().len(), 2);
+    assert_eq!(
+        src.store().reports(&id.0).unwrap().len(),
+        1,
+        "an unchanged rerun stores nothing"
+    );
 
     // Under another policy the report changes, and a decision on the old one is stale.
     let mut other = fx.source_with_policy(Mode::ReadWrite, Some(&fx.alice), "default");
@@ -349,11 +356,154 @@ fn cq_recheck_prints_what_changed_and_stores_the_report() {
         "{text}"
     );
     let store = cq::store::Store::open(&fx.db, Mode::ReadOnly).unwrap();
-    assert_eq!(store.reports(&fx.conflict).unwrap().len(), 3);
+    assert_eq!(
+        store.reports(&fx.conflict).unwrap().len(),
+        2,
+        "the first report and the changed one; the unchanged rerun stored nothing"
+    );
     assert_eq!(
         store.reports(&fx.ids[0]).unwrap().len(),
         1,
         "accepted items are left alone"
     );
     assert!(fx.verify_ok());
+}
+
+#[test]
+fn a_fork_sees_the_other_connections_writes() {
+    let fx = Fixture::build();
+    let mut first = fx.source(Mode::ReadWrite, Some(&fx.alice));
+    let mut fork = first.fork().unwrap();
+    let all = Filter::default();
+    assert_eq!(
+        fork.queue_page(&all, Sort::Age, 0, 50).unwrap(),
+        first.queue_page(&all, Sort::Age, 0, 50).unwrap()
+    );
+    let id = ItemId(fx.conflict.clone());
+    let seen = first.item(&id).unwrap().report_sha256;
+    fork.decide(&id, &reject(&seen, "poisoned")).unwrap();
+    assert_eq!(first.item(&id).unwrap().status, Status::Rejected);
+}
+
+#[test]
+fn a_fork_trusts_the_store_key_the_first_connection_was_given() {
+    let fx = Fixture::build();
+    let given = Store::open(&fx.db, Mode::ReadOnly).unwrap().verifier_key();
+    // Nothing beside the file vouches for it any more: only --store-key does.
+    for path in [store_key_path(&fx.db), store_pub_path(&fx.db)] {
+        std::fs::rename(&path, path.with_extension("hidden")).unwrap();
+    }
+    let options = OpenOptions {
+        mode: Mode::ReadOnly,
+        store_key: Some(given),
+    };
+    let store = Store::open_with(&fx.db, &options).unwrap();
+    let checker = cq::service::Checker::new(policy("seed-compatible")).unwrap();
+    let first = cq::review::store_source::StoreSource::new(store, checker, None).unwrap();
+    let mut fork = first.fork().unwrap();
+    let audit = fork.audit_status(&ItemId(fx.conflict.clone())).unwrap();
+    assert!(
+        matches!(audit.chain, ChainStatus::Verified { .. }),
+        "{:?}",
+        audit.chain
+    );
+}
+
+/// The dashboard's numbers without the waiting list's ages (they read the clock).
+fn numbers(d: &cq::review::source::Dashboard) -> String {
+    format!(
+        "{:?} {:?} {} {:?} {:?}",
+        d.days,
+        d.top_reasons,
+        d.waiting_total,
+        d.waiting.iter().map(|r| r.id.0.clone()).collect::<Vec<_>>(),
+        d.reviewers
+    )
+}
+
+#[test]
+fn the_dashboard_keeps_running_totals_that_a_fresh_count_agrees_with() {
+    let fx = Fixture::build();
+    let mut alice = fx.source(Mode::ReadWrite, Some(&fx.alice));
+    let first = alice.dashboard().unwrap();
+    let recorded: usize = first.days.iter().map(|d| d.quarantined + d.accepted).sum();
+    assert_eq!(recorded, 5);
+    assert_eq!(first.waiting_total, 3);
+    assert!(first.reviewers.is_empty());
+    // A decision: the running totals move by it alone.
+    let id = ItemId(fx.conflict.clone());
+    let seen = alice.item(&id).unwrap().report_sha256;
+    alice.decide(&id, &reject(&seen, "poisoned")).unwrap();
+    let after = alice.dashboard().unwrap();
+    assert_eq!(after.waiting_total, 2);
+    assert_eq!(after.reviewers.len(), 1);
+    assert_eq!(after.reviewers[0].rejected, 1);
+    assert_eq!(after.days.iter().map(|d| d.rejected).sum::<usize>(), 1);
+    let fresh = fx.source(Mode::ReadOnly, None).dashboard().unwrap();
+    assert_eq!(numbers(&after), numbers(&fresh));
+    // A rerun that changes a report (another policy) may change a main reason: the running
+    // reason counts are read again and still agree with a fresh count.
+    let mut other = fx.source_with_policy(Mode::ReadWrite, None, "default");
+    let changed = other.rerun(&ItemId(fx.secret.clone())).unwrap();
+    assert!(changed.changed);
+    let after = alice.dashboard().unwrap();
+    let fresh = fx.source(Mode::ReadOnly, None).dashboard().unwrap();
+    assert_eq!(numbers(&after), numbers(&fresh));
+}
+
+#[test]
+fn the_preview_masks_secrets_and_lists_failing_checks() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let preview = src.preview(&ItemId(fx.secret.clone())).unwrap();
+    let shown = preview.summary_head.join("\n");
+    assert!(!shown.contains(SUMMARY_KEY), "{shown}");
+    assert!(shown.contains("Key "), "{shown}");
+    assert!(preview
+        .failing
+        .iter()
+        .any(|c| c.check == cq::review::source::CheckName::Secrets));
+    let counts = src.reason_counts(&Filter::default()).unwrap();
+    let total: usize = counts.iter().map(|(_, n)| n).sum();
+    assert_eq!(total, 3, "{counts:?}");
+    let counts = src
+        .reason_counts(&Filter::parse("tenant:initech").unwrap())
+        .unwrap();
+    assert_eq!(counts, vec![("schema".to_owned(), 1)]);
+}
+
+#[test]
+fn severity_pages_read_class_by_class_match_the_stores_severity_order() {
+    let fx = Fixture::build();
+    let mut src = fx.source(Mode::ReadOnly, None);
+    let store = Store::open(&fx.db, Mode::ReadOnly).unwrap();
+    let filter = cq::store::ListFilter::default();
+    for limit in 1..=6 {
+        for offset in 0..=6 {
+            let ours: Vec<String> = src
+                .queue_page(&Filter::default(), Sort::Severity, offset, limit)
+                .unwrap()
+                .rows
+                .into_iter()
+                .map(|r| r.id.0)
+                .collect();
+            let theirs: Vec<String> = store
+                .list(
+                    &filter,
+                    cq::store::SortKey::Severity,
+                    offset as u64,
+                    limit as u64,
+                )
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect();
+            assert_eq!(ours, theirs, "offset {offset}, limit {limit}");
+        }
+    }
+    // With a filter too.
+    let q = Filter::parse("!status:accepted").unwrap();
+    let page = src.queue_page(&q, Sort::Severity, 1, 5).unwrap();
+    assert_eq!(page.rows.len(), 2);
+    assert!(page.rows.iter().all(|r| r.status != Status::Accepted));
 }

@@ -46,7 +46,11 @@ fn failures(variants: &[Variant]) -> Vec<String> {
         if code != 1 {
             failures.push(format!("{}: not found", v.name));
         } else if let Some(p) = uncovered {
-            failures.push(format!("{}: a piece of {} bytes is not reported", v.name, p.len()));
+            failures.push(format!(
+                "{}: a piece of {} bytes is not reported",
+                v.name,
+                p.len()
+            ));
         } else if v.pieces.iter().any(|p| out.contains(p.as_str())) {
             failures.push(format!("{}: the output shows a piece", v.name));
         }

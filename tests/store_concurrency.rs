@@ -66,7 +66,7 @@ fn two_processes_deciding_the_same_items_decide_each_once() {
         for name in ["erin", "frank"] {
             let key = NamedKey::generate(name).unwrap();
             store
-                .add_reviewer(name, &key.verifier_text(), Role::Reviewer)
+                .add_reviewer(name, &key.verifier_text(), Role::Reviewer, None)
                 .unwrap();
             key.save_new(&dir.path().join(format!("{name}.key")))
                 .unwrap();

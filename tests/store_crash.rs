@@ -3,7 +3,8 @@
 //! agrees with its receipt), and work resumed after each kill.
 //!
 //! The child is this test binary itself, re-run with `CQ_STORE_CRASH_CHILD` set so that only
-//! `crash_child` does anything.
+//! `crash_child` does anything. The random seed (kill timing, the child's choices) is printed;
+//! `CQ_CRASH_SEED=N` replays a run with it (the kill moments still depend on the machine).
 
 #![allow(clippy::unwrap_used)]
 
@@ -19,17 +20,29 @@ use cq::store::{Action, DecisionError, DecisionRequest, ListFilter, SortKey, Sta
 use fixtures::*;
 
 const CHILD_ENV: &str = "CQ_STORE_CRASH_CHILD";
+/// Replays a run: the seed the failing run printed.
+const SEED_ENV: &str = "CQ_CRASH_SEED";
+/// The seed the parent hands each child.
+const CHILD_SEED_ENV: &str = "CQ_CRASH_CHILD_SEED";
 const ROUNDS: usize = 200;
 
 /// xorshift64*: enough randomness for kill timing without a dependency.
 struct Rng(u64);
 
 impl Rng {
-    fn seeded() -> Rng {
+    /// The seed in `var`, else one from the clock.
+    fn seed(var: &str) -> u64 {
+        if let Some(seed) = std::env::var(var).ok().and_then(|s| s.parse().ok()) {
+            return seed;
+        }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap();
-        Rng(u64::from(nanos.subsec_nanos()) | 1 ^ u64::from(std::process::id()) << 32)
+        u64::from(nanos.subsec_nanos()) ^ u64::from(std::process::id()) << 32
+    }
+
+    fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
     }
     fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 >> 12;
@@ -49,7 +62,7 @@ fn crash_child() {
     let load = |n: &str| NamedKey::load(&dir.join(format!("{n}.key"))).unwrap();
     let (alice, bob, carol) = (load("alice"), load("bob"), load("carol"));
     let rules = rules();
-    let mut rng = Rng::seeded();
+    let mut rng = Rng::new(Rng::seed(CHILD_SEED_ENV));
     let mut next_new = 1_000_000 + rng.below(1_000_000) as usize * 10;
     let quarantined = ListFilter {
         status: Some(Status::Quarantined),
@@ -115,11 +128,14 @@ fn decisions_survive_sigkill_at_random_moments() {
         store.record_batch(&items).unwrap();
     }
     let exe = std::env::current_exe().unwrap();
-    let mut rng = Rng::seeded();
+    let seed = Rng::seed(SEED_ENV);
+    eprintln!("crash test seed {seed} (replay with {SEED_ENV}={seed})");
+    let mut rng = Rng::new(seed);
     for round in 0..ROUNDS {
         let mut child = Command::new(&exe)
             .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, dir.path())
+            .env(CHILD_SEED_ENV, (seed ^ round as u64).to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -137,7 +153,10 @@ fn decisions_survive_sigkill_at_random_moments() {
         if round == ROUNDS / 2 {
             let store = Store::open(&path, cq::store::Mode::ReadOnly).unwrap();
             let report = verify(&store, None).unwrap();
-            assert!(report.is_ok(), "after round {round}: {report}");
+            assert!(
+                report.is_ok(),
+                "after round {round} (seed {seed}, {SEED_ENV}={seed} replays it): {report}"
+            );
         }
     }
     let spawned = started.elapsed();
@@ -147,7 +166,10 @@ fn decisions_survive_sigkill_at_random_moments() {
         "kill rounds took {spawned:?}, final verify {:?}",
         started.elapsed() - spawned
     );
-    assert!(report.is_ok(), "{report}");
+    assert!(
+        report.is_ok(),
+        "seed {seed} ({SEED_ENV}={seed} replays it): {report}"
+    );
     let decided = store
         .count(&ListFilter {
             status: Some(Status::Released),

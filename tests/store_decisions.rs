@@ -6,6 +6,7 @@
 mod fixtures;
 
 use cq::audit::verify;
+use cq::engine::verdict::VerdictClass;
 use cq::store::{
     Action, DecisionError, DecisionOutcome, DecisionRequest, ListFilter, Mode, Recorded,
     ReportChange, SortKey, Status, Store, StoreError,
@@ -256,8 +257,8 @@ fn a_read_only_store_refuses_every_write() {
     ));
     let key = team.alice.verifier_text();
     assert!(matches!(
-        store.add_reviewer("dave", &key, cq::store::Role::Reviewer),
-        Err(StoreError::ReadOnly(_))
+        store.add_reviewer("dave", &key, cq::store::Role::Reviewer, Some(&team.alice)),
+        Err(cq::store::RegistrationError::Store(StoreError::ReadOnly(_)))
     ));
     assert!(r.unwrap_err().to_string().contains("read-only"));
     let report = verify(&store, None).unwrap();
@@ -320,7 +321,7 @@ fn filter_terms_pending_approvals_and_severity() {
         .unwrap();
     assert!(rows
         .iter()
-        .all(|r| r.id.starts_with("c-00001") && r.verdict_class != "FAIL/FINDING"));
+        .all(|r| r.id.starts_with("c-00001") && r.verdict_class != VerdictClass::Finding));
     assert_eq!(rows.len(), 7);
     // One approval on a two-person item makes it pending.
     let r = store
@@ -351,8 +352,12 @@ fn filter_terms_pending_approvals_and_severity() {
         .list(&ListFilter::default(), SortKey::Severity, 0, 30)
         .unwrap();
     assert_eq!(rows[0].id, "c-000002");
-    assert!(rows[..10].iter().all(|r| r.outcome == "FAIL"));
-    assert!(rows[20..].iter().all(|r| r.verdict == "ACCEPTED"));
+    assert!(rows[..10]
+        .iter()
+        .all(|r| r.outcome == cq::engine::verdict::Outcome::Fail));
+    assert!(rows[20..]
+        .iter()
+        .all(|r| r.verdict == cq::engine::verdict::Verdict::Accepted));
     assert!(rows[0].created_unix() > 1_700_000_000);
     // Receipts by sequence number.
     let receipts = store.receipts_for("c-000002").unwrap();

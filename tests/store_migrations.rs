@@ -24,6 +24,9 @@ const ADDED: &[&str] = &[
      DROP INDEX approvals_by_compaction; DROP INDEX audit_by_compaction;
      DROP INDEX checkpoints_by_size; DROP TABLE reveals;",
     "DROP TABLE audit_frontier;",
+    "DROP TABLE audit_nodes; DROP TABLE agent_sessions;
+     CREATE TABLE audit_frontier (height INTEGER PRIMARY KEY, hash TEXT NOT NULL) STRICT;
+     ALTER TABLE reviewers DROP COLUMN authorized_by;",
 ];
 
 fn schema_of(path: &Path) -> Vec<String> {

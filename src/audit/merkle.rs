@@ -77,6 +77,13 @@ impl Frontier {
     }
 
     pub fn push(&mut self, leaf: Hash) {
+        self.push_completed(leaf);
+    }
+
+    /// Appends `leaf` and returns the perfect subtrees it completed, `(level, hash)` from
+    /// level 1 up (their node index is the leaf's index shifted right by the level).
+    pub fn push_completed(&mut self, leaf: Hash) -> Vec<(u32, Hash)> {
+        let mut completed = Vec::new();
         let mut carry = leaf;
         let mut height = 0;
         loop {
@@ -87,6 +94,7 @@ impl Frontier {
                 Some(left) => {
                     carry = node_hash(&left, &carry);
                     height += 1;
+                    completed.push((height as u32, carry));
                 }
                 None => {
                     self.levels[height] = Some(carry);
@@ -95,6 +103,7 @@ impl Frontier {
             }
         }
         self.size += 1;
+        completed
     }
 
     /// RFC 6962 MTH of the leaves so far.
@@ -108,6 +117,93 @@ impl Frontier {
         }
         acc.unwrap_or_else(empty_root)
     }
+}
+
+/// The largest power of two smaller than `n` (`n` ≥ 2): where RFC 6962 splits a tree.
+fn split(n: u64) -> u64 {
+    1 << (63 - (n - 1).leading_zeros())
+}
+
+/// The perfect subtrees `(level, index)` whose roots make up the tree head of leaves
+/// `[lo, hi)` (left to right); node `(level, index)` covers leaves
+/// `[index << level, (index + 1) << level)`. `lo` must be a multiple of the largest of them,
+/// which holds for every range [`inclusion_nodes`] asks for.
+pub fn range_nodes(lo: u64, hi: u64) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    let mut start = lo;
+    while start < hi {
+        let mut level = 63 - (hi - start).leading_zeros();
+        while start & ((1u64 << level) - 1) != 0 {
+            level -= 1;
+        }
+        out.push((level, start >> level));
+        start += 1 << level;
+    }
+    out
+}
+
+/// The hash of leaves `[lo, hi)` from the roots of their perfect subtrees ([`range_nodes`]
+/// order): folded right to left, as MTH nests them.
+pub fn fold_range(roots: &[Hash]) -> Option<Hash> {
+    let mut iter = roots.iter().rev();
+    let mut acc = *iter.next()?;
+    for left in iter {
+        acc = node_hash(left, &acc);
+    }
+    Some(acc)
+}
+
+/// The audit path of leaf `index` in a tree of `size` leaves (RFC 6962 PATH), as ranges of
+/// leaves whose tree heads form it, bottom up. Each range's head is [`fold_range`] of its
+/// [`range_nodes`].
+pub fn inclusion_ranges(index: u64, size: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let (mut lo, mut hi) = (0, size);
+    while hi - lo > 1 {
+        let k = split(hi - lo);
+        if index < lo + k {
+            out.push((lo + k, hi));
+            hi = lo + k;
+        } else {
+            out.push((lo, lo + k));
+            lo += k;
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// The root that `leaf` at `index` and its audit path (from [`inclusion_ranges`]) give for a
+/// tree of `size` leaves; the caller compares it with a signed root.
+pub fn root_from_path(leaf: Hash, index: u64, size: u64, path: &[Hash]) -> Option<Hash> {
+    let ranges = inclusion_ranges(index, size);
+    if ranges.len() != path.len() || index >= size {
+        return None;
+    }
+    let mut acc = leaf;
+    for ((lo, _), sibling) in ranges.iter().zip(path) {
+        acc = if *lo > index {
+            node_hash(&acc, sibling)
+        } else {
+            node_hash(sibling, &acc)
+        };
+    }
+    Some(acc)
+}
+
+/// The perfect subtrees completed by appending leaf number `index` (0-based): `(level,
+/// node index)` from level 1 up, each the parent of two nodes one level below.
+pub fn completed_by(index: u64) -> impl Iterator<Item = (u32, u64)> {
+    let done = index + 1;
+    (1..64u32)
+        .take_while(move |level| done & ((1u64 << level) - 1) == 0)
+        .map(move |level| (level, (done >> level) - 1))
+}
+
+/// The perfect subtrees of the frontier of a tree of `size` leaves, `(level, node index)`,
+/// left (highest) to right.
+pub fn frontier_nodes(size: u64) -> Vec<(u32, u64)> {
+    range_nodes(0, size)
 }
 
 /// RFC 6962 MTH computed recursively (the reference the frontier is tested against).
@@ -137,6 +233,48 @@ mod tests {
             let back = Frontier::from_levels(f.size(), &f.levels()).unwrap();
             assert_eq!(back, f);
         }
+    }
+
+    #[test]
+    fn audit_paths_prove_every_leaf_of_every_size() {
+        let leaves: Vec<Hash> = (0u32..40).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+        let node = |level: u32, idx: u64| {
+            let lo = (idx << level) as usize;
+            root_of(&leaves[lo..lo + (1 << level)])
+        };
+        for size in 1..=leaves.len() as u64 {
+            let root = root_of(&leaves[..size as usize]);
+            let frontier: Vec<Hash> = frontier_nodes(size)
+                .into_iter()
+                .map(|(l, i)| node(l, i))
+                .collect();
+            assert_eq!(fold_range(&frontier), Some(root), "frontier at {size}");
+            for index in 0..size {
+                let path: Vec<Hash> = inclusion_ranges(index, size)
+                    .into_iter()
+                    .map(|(lo, hi)| {
+                        let roots: Vec<Hash> = range_nodes(lo, hi)
+                            .into_iter()
+                            .map(|(l, i)| node(l, i))
+                            .collect();
+                        fold_range(&roots).unwrap()
+                    })
+                    .collect();
+                let got = root_from_path(leaves[index as usize], index, size, &path);
+                assert_eq!(got, Some(root), "leaf {index} of {size}");
+                let wrong = root_from_path(leaves[(index as usize + 1) % 40], index, size, &path);
+                assert_ne!(wrong, Some(root));
+            }
+        }
+    }
+
+    #[test]
+    fn appends_complete_the_right_subtrees() {
+        assert_eq!(completed_by(0).count(), 0);
+        assert_eq!(completed_by(1).collect::<Vec<_>>(), vec![(1, 0)]);
+        assert_eq!(completed_by(3).collect::<Vec<_>>(), vec![(1, 1), (2, 0)]);
+        assert_eq!(completed_by(5).collect::<Vec<_>>(), vec![(1, 2)]);
+        assert_eq!(frontier_nodes(6), vec![(2, 0), (1, 2)]);
     }
 
     #[test]

@@ -58,7 +58,8 @@ impl ReceiptKind {
         Self::ALL.into_iter().find(|k| k.as_str() == text)
     }
 
-    /// Receipts a reviewer makes are signed with the reviewer's key; the others are covered
+    /// Receipts a reviewer makes are signed with the reviewer's key (a registration with its
+    /// authoriser's: an approver's, or the store's for the first ones); the others are covered
     /// by the store's signed checkpoints.
     pub fn is_signed(self) -> bool {
         matches!(

@@ -1,23 +1,29 @@
 //! `cq audit verify`: recompute every receipt hash, leaf hash, chain link, signature and Merkle
-//! root from the stored bytes, check every stored checkpoint (and optionally one exported
-//! earlier and kept elsewhere), and check that the store's tables say what the receipts say.
+//! root from the stored bytes, check every stored checkpoint (the latest must be signed with
+//! the store key trusted from outside the file and cover the whole log) and optionally one
+//! exported earlier and kept elsewhere, replay the chain of authority over reviewer keys, and
+//! check that every table row says what the receipts say.
 //!
-//! Nothing stored is trusted: not the hash columns, not the cached frontier, not the reviewer
-//! table (reviewer keys come from the log's own registration receipts). Every problem names
-//! the entry it was found at; [`VerifyReport::first_bad`] is the earliest one.
+//! Nothing stored is trusted: not the hash columns, not the cached audit tree, not the
+//! reviewer table (reviewer keys come from the log's own registration receipts), not the key
+//! the store records for itself. Every problem names the entry it was found at;
+//! [`VerifyReport::first_bad`] is the earliest one. The rows come through [`LogRows`], so
+//! this module reads no database itself.
 
 mod crosscheck;
 mod entries;
+mod facts;
+mod tree;
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rusqlite::params;
+use ed25519_dalek::VerifyingKey;
 
 use super::merkle::{Frontier, Hash};
 use super::note::Checkpoint;
+use super::rows::{CheckpointRow, LogRows};
 use super::{hex, unhex32};
-use crate::store::{Store, StoreError};
 
 /// One thing that does not check out, at audit entry `seq` when it can be pinned to one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,35 +95,28 @@ impl fmt::Display for VerifyReport {
     }
 }
 
-/// Verifies the whole store; `exported` is a checkpoint note kept outside the store, which the
-/// stored log must extend (same root at that size).
-pub fn verify(store: &Store, exported: Option<&str>) -> Result<VerifyReport, StoreError> {
-    // One read transaction: a writer committing meanwhile cannot make the tables and the log
-    // look inconsistent to us.
-    store
-        .conn()
-        .execute_batch("BEGIN DEFERRED")
-        .map_err(StoreError::sql("starting a read transaction"))?;
-    let result = verify_snapshot(store, exported);
-    let ended = store.conn().execute_batch("COMMIT");
-    let report = result?;
-    ended.map_err(StoreError::sql("ending the read transaction"))?;
-    Ok(report)
-}
-
-fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport, StoreError> {
+/// Verifies everything `rows` holds; `exported` is a checkpoint note kept outside the store,
+/// which the stored log must extend (same root at that size). The caller gives a consistent
+/// snapshot (one read transaction).
+pub fn verify<R: LogRows + ?Sized>(
+    rows: &R,
+    exported: Option<&str>,
+) -> Result<VerifyReport, R::Error> {
     let mut report = VerifyReport::default();
-    let stored = stored_checkpoints(store)?;
+    let (origin, key, trust) = rows.identity();
+    if let Err(why) = &trust {
+        report.push(None, format!("the store's key is not trusted: {why}"));
+    }
+    let stored = rows.checkpoints()?;
     let mut exported_cp = None;
     if let Some(note) = exported {
-        match Checkpoint::open(note, store.origin(), store.public_key()) {
-            Ok(cp) if cp.origin == store.origin() => exported_cp = Some(cp),
+        match Checkpoint::open(note, &origin, &key) {
+            Ok(cp) if cp.origin == origin => exported_cp = Some(cp),
             Ok(cp) => report.push(
                 None,
                 format!(
-                    "exported checkpoint is for log \"{}\", not \"{}\"",
-                    cp.origin,
-                    store.origin()
+                    "exported checkpoint is for log \"{}\", not \"{origin}\"",
+                    cp.origin
                 ),
             ),
             Err(e) => report.push(None, format!("exported checkpoint does not verify: {e}")),
@@ -126,18 +125,92 @@ fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport
     // Tree sizes at which the root must be remembered.
     let mut wanted: Vec<u64> = stored.iter().map(|c| c.size).collect();
     wanted.extend(exported_cp.as_ref().map(|c| c.size));
-    let walk = entries::walk(store, &wanted, &mut report)?;
+    let walk = entries::walk(rows, &key, &wanted, &mut report)?;
     report.entries = walk.size;
     report.signatures = walk.signatures;
     report.root = hex(&walk.frontier.root());
+    tree::nodes(rows, &walk.leaves, &mut report)?;
+    checkpoints(&stored, &origin, &key, &walk, &mut report);
+    if let Some(cp) = exported_cp {
+        exported_checkpoint(&cp, &walk, &mut report);
+    }
+    crosscheck::tables(rows, &walk.facts, &mut report)?;
+    report.problems.sort_by_key(|p| (p.seq.is_none(), p.seq));
+    Ok(report)
+}
 
-    // Stored checkpoints, smallest first: each must be signed and match the recomputed root.
+/// The log's chain, verified incrementally for a view that re-checks often (the reviewer's
+/// audit view): each [`ChainCheck::refresh`] checks only the entries added since the last one
+/// (bytes, hashes, signatures, chain links, the Merkle frontier), then that the latest
+/// checkpoint is signed by the trusted store key and covers exactly the recomputed tree. It
+/// keeps no facts or leaves, so it stays small on a large log; the tables and the stored tree
+/// are `verify`'s. Problems found stay reported on later refreshes.
+pub struct ChainCheck {
+    walk: entries::Walk,
+    problems: Vec<Problem>,
+}
+
+impl ChainCheck {
+    pub fn new(store_key: &VerifyingKey) -> ChainCheck {
+        ChainCheck {
+            walk: entries::Walk::new(store_key, false),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Checks what was appended since the last refresh.
+    pub fn refresh<R: LogRows + ?Sized>(&mut self, rows: &R) -> Result<VerifyReport, R::Error> {
+        let mut report = VerifyReport::default();
+        let (origin, key, trust) = rows.identity();
+        self.walk.extend(rows, &[], &mut report)?;
+        self.problems.append(&mut report.problems);
+        let size = self.walk.size;
+        report.entries = size;
+        report.signatures = self.walk.signatures;
+        report.root = hex(&self.walk.frontier.root());
+        let head = rows.latest_checkpoint()?;
+        let head_problem = match &head {
+            None if size == 0 => None,
+            None => Some("the log has no signed checkpoint".to_owned()),
+            Some(cp) => match Checkpoint::open(&cp.note, &origin, &key) {
+                Err(e) => Some(format!("its latest checkpoint does not verify: {e}")),
+                Ok(signed) if signed.size != size => Some(format!(
+                    "its latest signed checkpoint covers {} entries but the log has {size}",
+                    signed.size
+                )),
+                Ok(signed) if signed.root != self.walk.frontier.root() => {
+                    Some("the recomputed Merkle root differs from the signed one".into())
+                }
+                Ok(_) => None,
+            },
+        };
+        report.checkpoints = u64::from(head.is_some());
+        report.problems = self.problems.clone();
+        if let Some(msg) = head_problem {
+            report.push(Some(size), msg);
+        }
+        if let Err(why) = &trust {
+            report.push(None, format!("the store's key is not trusted: {why}"));
+        }
+        report.problems.sort_by_key(|p| (p.seq.is_none(), p.seq));
+        Ok(report)
+    }
+}
+
+/// Stored checkpoints, smallest first: each must be signed and match the recomputed root, and
+/// the largest must cover the whole log (every write signs the new head).
+fn checkpoints(
+    stored: &[CheckpointRow],
+    origin: &str,
+    key: &VerifyingKey,
+    walk: &entries::Walk,
+    report: &mut VerifyReport,
+) {
     let entry_problems: Vec<u64> = report.problems.iter().filter_map(|p| p.seq).collect();
     let mut good_sizes: Vec<u64> = Vec::new();
-    for cp in &stored {
+    for cp in stored {
         report.checkpoints += 1;
-        let problem = check_point(store, cp, &walk.roots, walk.size);
-        match problem {
+        match check_point(cp, origin, key, &walk.roots, walk.size) {
             None => good_sizes.push(cp.size),
             Some(msg) => {
                 let seq = blame(cp.size, walk.size, &good_sizes, &entry_problems);
@@ -148,72 +221,56 @@ fn verify_snapshot(store: &Store, exported: Option<&str>) -> Result<VerifyReport
             }
         }
     }
-    if let Some(cp) = exported_cp {
-        report.exported_size = Some(cp.size);
-        if cp.size > walk.size {
-            report.push(
-                Some(walk.size + 1),
-                format!(
-                    "missing: the exported checkpoint covers {} entries but the store has {}; \
-                     the store was truncated or rolled back",
-                    cp.size, walk.size
-                ),
-            );
-        } else if walk.roots.get(&cp.size) != Some(&cp.root) {
-            let seq = blame(cp.size, walk.size, &good_sizes, &entry_problems);
-            report.push(
-                Some(seq),
-                format!(
-                    "the log does not extend the exported checkpoint: its first {} entries have a \
-                     different root; an entry from \"{seq}\" on was rewritten",
-                    cp.size
-                ),
-            );
-        }
+    let covered = good_sizes.iter().copied().max().unwrap_or(0);
+    if walk.size > 0 && covered < walk.size {
+        report.push(
+            Some(covered + 1),
+            format!(
+                "no signed checkpoint covers entries {}..{}: they were added or rewritten outside cq",
+                covered + 1,
+                walk.size
+            ),
+        );
     }
-    crosscheck::tables(store, &walk.facts, &mut report)?;
-    report.problems.sort_by_key(|p| (p.seq.is_none(), p.seq));
-    Ok(report)
 }
 
-/// A stored checkpoint row.
-struct StoredCheckpoint {
-    id: i64,
-    size: u64,
-    root_hex: String,
-    note: String,
-}
-
-fn stored_checkpoints(store: &Store) -> Result<Vec<StoredCheckpoint>, StoreError> {
-    let err = StoreError::sql("reading checkpoints");
-    let mut st = store
-        .conn()
-        .prepare("SELECT id, tree_size, root_hash, note FROM checkpoints ORDER BY tree_size, id")
-        .map_err(err)?;
-    let rows = st
-        .query_map(params![], |r| {
-            Ok(StoredCheckpoint {
-                id: r.get(0)?,
-                size: r.get::<_, i64>(1)?.max(0) as u64,
-                root_hex: r.get(2)?,
-                note: r.get(3)?,
-            })
-        })
-        .map_err(err)?;
-    rows.collect::<Result<_, _>>().map_err(err)
+fn exported_checkpoint(cp: &Checkpoint, walk: &entries::Walk, report: &mut VerifyReport) {
+    report.exported_size = Some(cp.size);
+    if cp.size > walk.size {
+        report.push(
+            Some(walk.size + 1),
+            format!(
+                "missing: the exported checkpoint covers {} entries but the store has {}; \
+                 the store was truncated or rolled back",
+                cp.size, walk.size
+            ),
+        );
+    } else if walk.roots.get(&cp.size) != Some(&cp.root) {
+        let entry_problems: Vec<u64> = report.problems.iter().filter_map(|p| p.seq).collect();
+        let seq = blame(cp.size, walk.size, &[], &entry_problems);
+        report.push(
+            Some(seq),
+            format!(
+                "the log does not extend the exported checkpoint: its first {} entries have a \
+                 different root; an entry from \"{seq}\" on was rewritten",
+                cp.size
+            ),
+        );
+    }
 }
 
 fn check_point(
-    store: &Store,
-    cp: &StoredCheckpoint,
+    cp: &CheckpointRow,
+    origin: &str,
+    key: &VerifyingKey,
     roots: &BTreeMap<u64, Hash>,
     size: u64,
 ) -> Option<String> {
-    let parsed = match Checkpoint::open(&cp.note, store.origin(), store.public_key()) {
+    let parsed = match Checkpoint::open(&cp.note, origin, key) {
         Ok(parsed) => parsed,
         Err(e) => return Some(e.to_string()),
     };
-    if parsed.origin != store.origin() {
+    if parsed.origin != origin {
         return Some(format!("origin \"{}\" is not the store's", parsed.origin));
     }
     if parsed.size != cp.size || unhex32(&cp.root_hex) != Some(parsed.root) {

@@ -8,63 +8,16 @@ use std::io::Write;
 use anyhow::Context;
 
 use crate::cli::CheckArgs;
-use crate::engine::gate::{AuditSink, GateOutcome};
-use crate::engine::{GateRequest, PolicyEngine};
+use crate::engine::gate::GateOutcome;
+use crate::engine::request_json::MAX_REQUEST_BYTES;
+use crate::engine::GateRequest;
 use crate::json::{self, object, Value};
-use crate::review::sanitize::sanitize;
-use crate::scan::backend::ScannerBackend;
-use crate::scan::Scanner;
+use crate::sanitize;
+use crate::service::record::check_and_record;
+use crate::service::Checker;
+use crate::store::{Mode, Store};
 
-use super::{input, policy};
-
-/// The seed-format audit events, kept in memory for one check.
-#[derive(Debug, Default)]
-pub struct MemoryAudit {
-    pub events: Vec<Value>,
-}
-
-impl AuditSink for MemoryAudit {
-    fn append(&mut self, event: &Value) -> Result<String, String> {
-        self.events.push(event.clone());
-        Ok((self.events.len() - 1).to_string())
-    }
-
-    fn read(&self, id: &str) -> Result<Value, String> {
-        let index: usize = id.parse().map_err(|_| format!("bad audit id \"{id}\""))?;
-        self.events
-            .get(index)
-            .cloned()
-            .ok_or_else(|| format!("no audit event \"{id}\""))
-    }
-}
-
-/// A policy and a scanner, ready to check requests.
-pub struct Checker {
-    pub engine: PolicyEngine,
-    pub backend: ScannerBackend,
-}
-
-impl Checker {
-    pub fn new(args: &crate::cli::PolicyArgs) -> anyhow::Result<Checker> {
-        let scanner = Scanner::builtin().context("while loading the built-in scan rules")?;
-        let engine = PolicyEngine::new(policy::resolve(args)?, &scanner.rules_sha256())?;
-        Ok(Checker {
-            engine,
-            backend: ScannerBackend::new(scanner),
-        })
-    }
-
-    pub fn scanner(&self) -> &Scanner {
-        self.backend.scanner()
-    }
-
-    pub fn check(&self, request: &GateRequest) -> anyhow::Result<GateOutcome> {
-        let mut audit = MemoryAudit::default();
-        Ok(self
-            .engine
-            .check(request, &self.backend, self.backend.scanner(), &mut audit)?)
-    }
-}
+use super::{input, policy, Exit, Output};
 
 /// The verdict object a runtime reads.
 pub fn verdict_json(outcome: &GateOutcome, with_report: bool) -> Value {
@@ -73,22 +26,25 @@ pub fn verdict_json(outcome: &GateOutcome, with_report: bool) -> Value {
         .failures()
         .map(|c| {
             object([
-                ("check", Value::from(c.check)),
+                ("check", Value::from(&c.check)),
                 ("code", Value::from(&c.code)),
                 ("detail", Value::from(&c.detail)),
             ])
         })
         .collect();
     let mut fields = vec![
-        ("verdict", Value::from(report.verdict)),
-        ("outcome", Value::from(report.outcome)),
-        ("finding_status", Value::from(report.finding_status)),
+        ("verdict", Value::from(report.verdict.as_str())),
+        ("outcome", Value::from(report.outcome.as_str())),
+        (
+            "finding_status",
+            Value::from(report.finding_status.as_str()),
+        ),
         ("reasons", Value::Array(reasons)),
         (
             "messages",
             Value::Array(outcome.messages.iter().map(|m| m.to_value()).collect()),
         ),
-        ("report_sha256", Value::from(report.sha256())),
+        ("report_sha256", Value::from(&report.sha256)),
         ("compaction_id", Value::from(&report.compaction_id)),
     ];
     if with_report {
@@ -97,26 +53,40 @@ pub fn verdict_json(outcome: &GateOutcome, with_report: bool) -> Value {
     object(fields)
 }
 
-pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
-    let bytes = input::read(args.request.as_ref())?;
+pub fn run(args: &CheckArgs, out: &mut Output) -> anyhow::Result<Exit> {
+    let bytes = input::read(args.request.as_ref(), MAX_REQUEST_BYTES)?;
     let request = GateRequest::from_json(&bytes)
         .map_err(|e| anyhow::anyhow!("refused {}: {e}", input::name(args.request.as_ref())))?;
-    let checker = Checker::new(&args.policy)?;
-    let outcome = checker.check(&request).context("refused")?;
-    if let Some(store) = &args.store {
-        super::record::record(store.as_deref(), &request, &outcome)?;
-    }
-    let mut out = std::io::stdout().lock();
+    let checker = Checker::new(policy::resolve(&args.policy)?)?;
+    let store = match &args.store {
+        Some(path) => {
+            let path = match path {
+                Some(path) => path.clone(),
+                None => crate::store::default_store_path()?,
+            };
+            Some(
+                Store::open(&path, Mode::ReadWrite)
+                    .with_context(|| format!("while opening the store \"{}\"", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let checked = check_and_record(&checker, store.as_ref(), &request)?;
+    let outcome = &checked.outcome;
     if args.json {
         writeln!(
             out,
             "{}",
-            json::to_ascii(&json::canonical(&verdict_json(&outcome, true))?)
+            json::to_ascii(&json::canonical(&verdict_json(outcome, true))?)
         )?;
     } else {
-        write_human(&mut out, &outcome)?;
+        write_human(out, outcome)?;
     }
-    Ok(if outcome.accepted { 0 } else { 1 })
+    Ok(if outcome.accepted {
+        Exit::Success
+    } else {
+        Exit::Quarantined
+    })
 }
 
 fn write_human(out: &mut impl Write, outcome: &GateOutcome) -> std::io::Result<()> {
@@ -124,20 +94,25 @@ fn write_human(out: &mut impl Write, outcome: &GateOutcome) -> std::io::Result<(
     writeln!(
         out,
         "{} {}/{}  {}  policy {} {}",
-        r.verdict, r.outcome, r.finding_status, r.compaction_id, r.policy_name, r.policy_version
+        r.verdict,
+        r.outcome,
+        r.finding_status,
+        sanitize::line(&r.compaction_id),
+        sanitize::line(&r.policy_name),
+        sanitize::line(&r.policy_version)
     )?;
     for check in &r.checks {
-        let mark = match check.status.as_str() {
-            "pass" => "ok  ",
-            "fail" => "FAIL",
-            "error" => "ERR ",
-            _ => "--  ",
+        let mark = match check.status {
+            crate::engine::report::Status::Pass => "ok  ",
+            crate::engine::report::Status::Fail => "FAIL",
+            crate::engine::report::Status::Error => "ERR ",
+            crate::engine::report::Status::NotRun => "--  ",
         };
         writeln!(
             out,
             "  {mark} {:<11} {}",
             check.check,
-            sanitize(&check.detail).to_plain()
+            sanitize::line(&check.detail)
         )?;
         for finding in check.findings.iter().take(8) {
             let span = finding
@@ -149,11 +124,11 @@ fn write_human(out: &mut impl Write, outcome: &GateOutcome) -> std::io::Result<(
                 out,
                 "         - {} {}{span}: {}",
                 finding.kind,
-                finding.field,
-                sanitize(&finding.message).to_plain()
+                sanitize::line(&finding.field),
+                sanitize::line(&finding.message)
             )?;
         }
     }
-    writeln!(out, "report {}", r.sha256())?;
+    writeln!(out, "report {}", r.sha256)?;
     Ok(())
 }

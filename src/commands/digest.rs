@@ -9,10 +9,13 @@ use anyhow::Context;
 use crate::cli::DigestArgs;
 use crate::json::{self, Limits};
 
-use super::input;
+use super::{input, Exit, Output};
 
-pub fn run(args: &DigestArgs) -> anyhow::Result<u8> {
-    let bytes = input::read(args.input.as_ref())?;
+/// Largest document digested.
+const MAX_BYTES: usize = 256 << 20;
+
+pub fn run(args: &DigestArgs, out: &mut Output) -> anyhow::Result<Exit> {
+    let bytes = input::read(args.input.as_ref(), MAX_BYTES)?;
     let name = input::name(args.input.as_ref());
     let value = if args.python {
         json::parse_python(&bytes)
@@ -20,7 +23,7 @@ pub fn run(args: &DigestArgs) -> anyhow::Result<u8> {
         json::parse(
             &bytes,
             &Limits {
-                max_bytes: 256 << 20,
+                max_bytes: MAX_BYTES,
                 max_depth: 512,
             },
         )
@@ -28,8 +31,7 @@ pub fn run(args: &DigestArgs) -> anyhow::Result<u8> {
     .with_context(|| format!("while parsing {name}"))?;
     let text = json::canonical(&value)
         .with_context(|| format!("while writing the canonical form of {name}"))?;
-    let mut out = std::io::stdout().lock();
     writeln!(out, "{}", json::to_ascii(&text))?;
     writeln!(out, "sha256 {}", json::sha256_hex(text.as_bytes()))?;
-    Ok(0)
+    Ok(Exit::Success)
 }

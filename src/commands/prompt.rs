@@ -7,14 +7,76 @@ use std::fmt::Write as _;
 use crate::engine::registry::RecordSet;
 use crate::engine::PolicyEngine;
 use crate::json::sha256_hex;
+use crate::policy::grammar::Grammar;
 
-fn slot_help() -> &'static str {
-    "Slots take exactly one word:\n\
-     - {path}: a repository-relative path such as src/main.rs (letters, digits, _ - . / @ + =; no spaces, no .. or . parts)\n\
-     - {identifier}: a name such as parse_config or tests::parse_ok (starts with a letter or _; letters, digits, _ : . -)\n\
-     - {number}: digits, optionally with a decimal part (3, 12.5)\n\
-     - {commit}: 7 to 40 lower-case hex digits\n\
-     - {a|b|c}: exactly one of the listed words\n"
+/// The built-in slot types, for a grammar that does not declare its own.
+const BUILTIN_SLOTS: [(&str, &str); 4] = [
+    ("path", "a repository-relative path such as src/main.rs (letters, digits, _ - . / @ + =; no spaces, no .. or . parts)"),
+    ("identifier", "a name such as parse_config or tests::parse_ok (starts with a letter or _; letters, digits, _ : . -)"),
+    ("number", "digits, optionally with a decimal part (3, 12.5)"),
+    ("commit", "7 to 40 lower-case hex digits"),
+];
+
+/// Every slot type the clauses use (the declared ones, then the built-in ones), with what a
+/// value looks like.
+fn slot_help(out: &mut String, g: &Grammar) {
+    let mut used: Vec<&str> = Vec::new();
+    let mut choice = false;
+    for word in g.clauses.iter().flat_map(|c| c.split_whitespace()) {
+        match word.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
+            Some(slot) if slot.contains('|') => choice = true,
+            Some(slot) => used.push(slot),
+            None => {}
+        }
+    }
+    let names: Vec<&str> = g
+        .slots
+        .iter()
+        .map(|t| t.name.as_str())
+        .chain(BUILTIN_SLOTS.iter().map(|(n, _)| *n))
+        .filter(|n| used.contains(n))
+        .fold(Vec::new(), |mut names, n| {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+            names
+        });
+    if names.is_empty() && !choice {
+        return;
+    }
+    out.push_str("\nSlots take exactly one word:\n");
+    for name in names {
+        if let Some(declared) = g.slots.iter().find(|t| t.name == name) {
+            let _ = write!(out, "- {{{name}}}: {}", declared.summary);
+            if let Some(max) = declared.max_words {
+                let _ = write!(out, " (at most {max} words)");
+            }
+            out.push('\n');
+        } else if let Some((_, help)) = BUILTIN_SLOTS.iter().find(|(n, _)| *n == name) {
+            let _ = writeln!(out, "- {{{name}}}: {help}");
+        }
+    }
+    if choice {
+        out.push_str("- {a|b|c}: exactly one of the listed words\n");
+    }
+    if g.match_joined_words {
+        out.push_str("A slot's word is still read as words: _ - / . : @ + = and camel case join words, and what they say is checked like any sentence (git_push reads \"git push\"). Name things; never write a sentence into a slot.\n");
+    }
+}
+
+/// The clauses the grammar declares mutually exclusive.
+fn exclusive_help(out: &mut String, g: &Grammar) {
+    if g.exclusive.is_empty() {
+        return;
+    }
+    out.push_str("\nState where things stand, once: clauses on one line below contradict each other when they disagree (about the same subject), and a contradiction quarantines the summary:\n");
+    for group in &g.exclusive {
+        let _ = write!(out, "- {}", group.clauses.join(" / "));
+        if !group.description.is_empty() {
+            let _ = write!(out, "    ({})", group.description);
+        }
+        out.push('\n');
+    }
 }
 
 fn claims(out: &mut String, set: &RecordSet) {
@@ -69,8 +131,8 @@ pub fn render(engine: &PolicyEngine) -> String {
     for clause in &g.clauses {
         let _ = writeln!(out, "- {clause}");
     }
-    out.push('\n');
-    out.push_str(slot_help());
+    slot_help(&mut out, g);
+    exclusive_help(&mut out, g);
     out.push_str(
         "\nThe summary must contain each of these clauses (one per registered constraint):\n",
     );

@@ -1,31 +1,74 @@
-//! `cq scan [FILE|-] [--json] [--rules DIR] [--entity-types LIST]`: scan a file or stdin and
-//! print masked findings.
+//! `cq scan [FILE|DIR|-] [--json] [--rules DIR] [--entity-types LIST] [--jobs N]`: scan a
+//! file, a directory (recursively) or stdin, and print masked findings.
 //!
 //! The matched value never reaches the terminal: each finding prints its rule, category,
-//! field, byte span and confidence, and a fixed-width mask in place of the value.
+//! field, byte span, line and confidence, and a fixed-width mask in place of the value. The
+//! scan runs on a pool of `--jobs` threads (default: every core): a directory's files in
+//! parallel, a large file in chunks split on line boundaries (`scan::bulk`), with spans and
+//! lines mapped back to the file. Files print in path order and findings in span order,
+//! whatever the number of threads. In a directory, binary, non-UTF-8 and unreadable files are
+//! reported and skipped, never fatal.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
+mod walk;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::cli::ScanArgs;
+use crate::sanitize;
 use crate::scan::{Finding, Scanner};
 
 /// The mask printed instead of a matched value; fixed width so it reveals no length.
 const MASK: &str = "********";
 
-/// Scans `input` (a file, or stdin when `None` or `-`) and prints masked findings. Returns the
-/// exit code: 0 clean, 1 findings. Errors become exit code 2 in `main`.
-pub fn run(
-    input: Option<PathBuf>,
-    json: bool,
-    rules: Option<PathBuf>,
-    entity_types: &[String],
-) -> anyhow::Result<i32> {
-    let text = read_input(input.as_ref())?;
-    let mut out = std::io::stdout().lock();
-    let scanner = scanner(rules.as_deref(), entity_types)?;
-    run_on(&text, json, &scanner, &mut out)
+/// What one scanned text (stdin, a file, or a file of a directory) gave.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    pub findings: Vec<Finding>,
+    /// The 1-based line of each finding's start, for text (not for a JSON document's strings).
+    pub lines: Vec<Option<usize>>,
+}
+
+/// A file of a directory that was not scanned, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Everything one `cq scan` found, in output order.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub scanned: Scanned,
+    /// For a directory: how many files were scanned, and those that were not.
+    pub files: Option<usize>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Scans the input `args` names and prints masked findings (skipped files to stderr). Returns
+/// the exit code: 0 clean, 1 findings. Errors become exit code 2 in `main`.
+pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    let scanner = scanner(args.rules.as_deref(), &args.entity_types)?;
+    let pool = super::jobs::pool(args.jobs)?;
+    let report = match &args.input {
+        Some(path) if path.as_os_str() != "-" && path.is_dir() => {
+            pool.install(|| walk::scan_dir(&scanner, path))?
+        }
+        input => {
+            let text = read_input(input.as_ref())?;
+            Report {
+                scanned: pool.install(|| scan_document(&scanner, None, &text)),
+                ..Report::default()
+            }
+        }
+    };
+    let mut err = std::io::stderr().lock();
+    for s in &report.skipped {
+        writeln!(err, "cq scan: skipped \"{}\": {}", shown(&s.path), s.reason)?;
+    }
+    write_report(&report, args.json, &scanner, out)
 }
 
 /// The built-in pack or the rules in `rules`, narrowed to `entity_types` when any are given (an
@@ -51,59 +94,124 @@ pub fn scanner(
     })
 }
 
-/// Scans `text` and writes masked findings to `out`; the testable core of [`run`].
+/// Scans `text` on the current thread pool and writes masked findings to `out`; the testable
+/// core of [`run`] for one text.
 pub fn run_on(
     text: &str,
     json: bool,
     scanner: &Scanner,
     out: &mut dyn Write,
 ) -> anyhow::Result<i32> {
-    // A JSON object or array is scanned string by string (keys too) under each one's path,
-    // member values with their names as context; anything else is one field of text.
+    let report = Report {
+        scanned: scan_document(scanner, None, text),
+        ..Report::default()
+    };
+    write_report(&report, json, scanner, out)
+}
+
+/// Scans one document: a JSON object or array string by string (keys too) under each one's
+/// path, member values with their names as context; anything else as one text, in chunks when
+/// large. `name` (a file in a directory) prefixes every field path.
+pub fn scan_document(scanner: &Scanner, name: Option<&str>, text: &str) -> Scanned {
     let limits = crate::json::Limits {
         max_bytes: 256 << 20,
         max_depth: 512,
     };
-    let findings = match crate::json::parse(text.as_bytes(), &limits) {
-        Ok(value @ (crate::json::Value::Object(_) | crate::json::Value::Array(_))) => {
-            scanner.scan_json(&value)
-        }
-        _ => scanner.scan_text("text", text),
+    let looks_like_json = matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['));
+    let document = match looks_like_json {
+        true => crate::json::parse(text.as_bytes(), &limits).ok(),
+        false => None,
     };
+    if let Some(value @ (crate::json::Value::Object(_) | crate::json::Value::Array(_))) = document {
+        let mut findings = scanner.scan_json(&value);
+        if let Some(name) = name {
+            for f in &mut findings {
+                f.field_path = format!("{name}:{}", f.field_path);
+            }
+        }
+        let lines = vec![None; findings.len()];
+        return Scanned { findings, lines };
+    }
+    let findings = scanner.scan_chunked(name.unwrap_or("text"), text);
+    let lines = line_numbers(text, &findings);
+    Scanned { findings, lines }
+}
+
+/// The 1-based line of each finding's start in `text`.
+fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
+    let bytes = text.as_bytes();
+    let (mut at, mut line) = (0, 1);
+    findings
+        .iter()
+        .map(|f| {
+            let start = f.span.start.min(bytes.len());
+            if start < at {
+                // Findings come in span order; one out of order is counted from the start.
+                (at, line) = (0, 1);
+            }
+            line += bytes[at..start].iter().filter(|&&b| b == b'\n').count();
+            at = start;
+            Some(line)
+        })
+        .collect()
+}
+
+/// The largest single input `cq scan` reads (a directory's files are each read on their own).
+const MAX_SCAN_BYTES: usize = 1 << 30;
+
+fn read_input(input: Option<&PathBuf>) -> anyhow::Result<String> {
+    let bytes = super::input::read(input, MAX_SCAN_BYTES)?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not UTF-8 text (byte {}): scan text or JSON",
+            super::input::name(input),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Untrusted text (a field path holding a JSON key, a file name) as it may reach the terminal.
+fn shown(s: &str) -> String {
+    sanitize::line(s)
+}
+
+fn write_report(
+    report: &Report,
+    json: bool,
+    scanner: &Scanner,
+    out: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    let scanned = &report.scanned;
     if json {
-        writeln!(out, "{}", render_json(scanner, &findings))?;
+        writeln!(out, "{}", render_json(scanner, report))?;
     } else {
-        for f in &findings {
+        for (f, line) in scanned.findings.iter().zip(&scanned.lines) {
+            let line = line.map_or_else(|| "-".to_owned(), |l| l.to_string());
             writeln!(
                 out,
-                "{}\t{}\t{}\t{}..{}\t{}\t{MASK}",
-                f.rule_id, f.category, f.field_path, f.span.start, f.span.end, f.confidence
+                "{}\t{}\t{}\t{}..{}\t{line}\t{}\t{MASK}",
+                f.rule_id,
+                f.category,
+                shown(&f.field_path),
+                f.span.start,
+                f.span.end,
+                f.confidence
             )?;
         }
-        if findings.is_empty() {
+        if scanned.findings.is_empty() {
+            let files = match report.files {
+                Some(n) => format!(" in {n} files, {} skipped", report.skipped.len()),
+                None => String::new(),
+            };
             writeln!(
                 out,
-                "clean: no findings ({} rules, {})",
+                "clean: no findings{files} ({} rules, {})",
                 scanner.rules().len(),
                 scanner.version()
             )?;
         }
     }
-    Ok(i32::from(!findings.is_empty()))
-}
-
-fn read_input(input: Option<&PathBuf>) -> anyhow::Result<String> {
-    match input {
-        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
-            .with_context(|| format!("while reading \"{}\"", path.display())),
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("while reading stdin")?;
-            Ok(text)
-        }
-    }
+    Ok(i32::from(!scanned.findings.is_empty()))
 }
 
 fn json_string(s: &str) -> String {
@@ -121,26 +229,57 @@ fn json_string(s: &str) -> String {
     out
 }
 
-fn render_json(scanner: &Scanner, findings: &[Finding]) -> String {
-    let items: Vec<String> = findings
+fn render_json(scanner: &Scanner, report: &Report) -> String {
+    let scanned = &report.scanned;
+    let items: Vec<String> = scanned
+        .findings
         .iter()
-        .map(|f| {
+        .zip(&scanned.lines)
+        .map(|(f, line)| {
             format!(
-                "{{\"rule_id\":{},\"category\":{},\"field_path\":{},\"span\":[{},{}],\"confidence\":{},\"value\":{}}}",
+                "{{\"rule_id\":{},\"category\":{},\"field_path\":{},\"span\":[{},{}],\"line\":{},\"confidence\":{},\"value\":{}}}",
                 json_string(&f.rule_id),
                 json_string(f.category.as_str()),
                 json_string(&f.field_path),
                 f.span.start,
                 f.span.end,
+                line.map_or_else(|| "null".to_owned(), |l| l.to_string()),
                 json_string(&f.confidence.to_string()),
                 json_string(MASK)
             )
         })
         .collect();
+    let directory = match report.files {
+        Some(n) => {
+            let skipped: Vec<String> = report
+                .skipped
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{{\"path\":{},\"reason\":{}}}",
+                        json_string(&s.path),
+                        json_string(&s.reason)
+                    )
+                })
+                .collect();
+            format!(",\"files\":{n},\"skipped\":[{}]", skipped.join(","))
+        }
+        None => String::new(),
+    };
     format!(
-        "{{\"scanner_version\":{},\"rules_sha256\":{},\"findings\":[{}]}}",
+        "{{\"scanner_version\":{},\"rules_sha256\":{},\"findings\":[{}]{directory}}}",
         json_string(scanner.version()),
         json_string(&scanner.rules_sha256()),
         items.join(",")
     )
+}
+
+/// The path of `path` under `root`, with `/` between parts, for field paths and reports.
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
 }

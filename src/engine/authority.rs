@@ -4,9 +4,14 @@
 //! turn of that role says so: a user turn with an approval phrase, no refusal phrase, and
 //! every content word of the claimed action. No source turn has the system role, so a claim
 //! of system authority is never supported. Support is looked up, never guessed.
+//!
+//! The rules also read joined words apart (`user_approved_pushing_to_main`,
+//! `developer:allow_force_push` read as sentences, see `words`); a claim found only there is
+//! reported on the bytes of the tokens that hid it.
 
 use crate::policy::Authority;
 
+use super::words::SplitView;
 use super::SourceMessage;
 
 /// A sentence of the summary that claims authority no source turn supports.
@@ -53,19 +58,36 @@ fn phrases(phrases: &[String], what: &str) -> Result<Vec<regex::Regex>, String> 
 
 fn role_of(word: &str) -> &'static str {
     match word.to_lowercase().as_str() {
-        "system" | "admin" | "administrator" | "platform" | "developer message"
-        | "system prompt" => "system",
+        "system" | "admin" | "administrator" | "platform" | "developer" | "developer message"
+        | "root" | "system prompt" => "system",
         _ => "user",
     }
 }
 
-/// The sentence around `at` in `text`: bounded by `.`, `!`, `?` or a newline.
+/// Whether the character at byte `at` of `text` ends a sentence: `!`, `?`, a newline, or a
+/// `.` before whitespace or the end (the `.` of `src/main.rs` ends nothing).
+fn ends_sentence(text: &str, at: usize, c: char) -> bool {
+    match c {
+        '!' | '?' | '\n' => true,
+        '.' => text[at + 1..]
+            .chars()
+            .next()
+            .is_none_or(super::pytext::is_space),
+        _ => false,
+    }
+}
+
+/// The sentence around `at` in `text`.
 fn sentence_span(text: &str, at: std::ops::Range<usize>) -> std::ops::Range<usize> {
-    let is_end = |c: char| matches!(c, '.' | '!' | '?' | '\n');
-    let start = text[..at.start].rfind(is_end).map_or(0, |i| i + 1);
+    let start = text[..at.start]
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| ends_sentence(text, i, c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let end = text[at.end..]
-        .find(is_end)
-        .map_or(text.len(), |i| at.end + i + 1);
+        .char_indices()
+        .find(|&(i, c)| ends_sentence(text, at.end + i, c))
+        .map_or(text.len(), |(i, c)| at.end + i + c.len_utf8());
     let lead = text[start..end].len() - text[start..end].trim_start().len();
     (start + lead)..end
 }
@@ -112,32 +134,67 @@ impl AuthorityChecker {
 
     pub fn check(&self, summary: &str, sources: &[SourceMessage]) -> Vec<AuthorityFinding> {
         let mut findings: Vec<AuthorityFinding> = Vec::new();
+        self.check_text(summary, sources, &mut findings, &|range| {
+            sentence_span(summary, range)
+        });
+        let view = SplitView::new(summary);
+        if view.is_split() {
+            let mut joined = Vec::new();
+            self.check_text(&view.text, sources, &mut joined, &|range| {
+                view.source_span(range)
+            });
+            for finding in joined {
+                let overlaps = findings
+                    .iter()
+                    .any(|f| f.span.start < finding.span.end && finding.span.start < f.span.end);
+                if !overlaps {
+                    findings.push(finding);
+                }
+            }
+        }
+        findings.sort_by_key(|f| f.span.start);
+        findings
+    }
+
+    /// The findings in `text`; `span` turns a match's range in `text` into the span of the
+    /// summary the finding names.
+    fn check_text(
+        &self,
+        text: &str,
+        sources: &[SourceMessage],
+        findings: &mut Vec<AuthorityFinding>,
+        span: &dyn Fn(std::ops::Range<usize>) -> std::ops::Range<usize>,
+    ) {
         let push = |finding: AuthorityFinding, findings: &mut Vec<AuthorityFinding>| {
             if !findings.iter().any(|f| f.span == finding.span) {
                 findings.push(finding);
             }
         };
         for marker in &self.markers {
-            for found in marker.find_iter(summary) {
+            for found in marker.find_iter(text) {
                 let finding = AuthorityFinding {
                     role: "marker".into(),
                     action: String::new(),
-                    span: sentence_span(summary, found.range()),
+                    span: span(found.range()),
                     reason: "a chat-template role marker in summary data claims a trusted role"
                         .into(),
                 };
-                push(finding, &mut findings);
+                push(finding, findings);
             }
         }
         for claim in &self.claims {
-            for captures in claim.captures_iter(summary) {
+            for captures in claim.captures_iter(text) {
                 let (Some(whole), Some(role)) = (captures.get(0), captures.name("role")) else {
                     continue;
                 };
                 let role = role_of(role.as_str());
+                // A pattern without an `action` group claims for its whole sentence.
                 let action = captures
                     .name("action")
-                    .map_or("", |m| m.as_str())
+                    .map_or_else(
+                        || text.get(sentence_span(text, whole.range())).unwrap_or(""),
+                        |m| m.as_str(),
+                    )
                     .trim()
                     .to_owned();
                 let words = self.action_words(&action);
@@ -155,16 +212,25 @@ impl AuthorityChecker {
                         words.len()
                     )
                 };
+                // The claim itself, less the action it claims for, when the action trails or
+                // leads it: on the split view, the tokens that make the claim.
+                let head = match captures.name("action") {
+                    Some(a) if a.end() == whole.end() && a.start() > whole.start() => {
+                        whole.start()..a.start()
+                    }
+                    Some(a) if a.start() == whole.start() && a.end() < whole.end() => {
+                        a.end()..whole.end()
+                    }
+                    _ => whole.range(),
+                };
                 let finding = AuthorityFinding {
                     role: role.into(),
                     action,
-                    span: sentence_span(summary, whole.range()),
+                    span: span(head),
                     reason,
                 };
-                push(finding, &mut findings);
+                push(finding, findings);
             }
         }
-        findings.sort_by_key(|f| f.span.start);
-        findings
     }
 }

@@ -13,12 +13,14 @@ use super::consistency::{
 };
 use super::diagnose;
 use super::pinned::PinnedManifest;
+use super::redact::redact;
 use super::registry::RecordSet;
 use super::report::{CheckResult, ConstraintRow, Finding};
 use super::schema;
 use super::secret_scan::{
     scan_population, CompactionScanner, LeafFinding, LeafScanner, ScanFailure, SecretScanReceipt,
 };
+use super::verdict::{FindingStatus, Outcome};
 use super::verifier::ConflictVerifier;
 use super::{GateRequest, SummarizerOutput};
 
@@ -42,6 +44,8 @@ pub struct CheckContext<'a> {
 /// The checks' results and what passing ones produced.
 pub struct Evaluation {
     pub checks: Vec<CheckResult>,
+    /// The request's model revision with any secret in it redacted (the report quotes it).
+    pub model_revision: String,
     /// The canonical SHA-256 of the output, once it parsed as strict JSON.
     pub compacted_output_sha256: Option<String>,
     pub compacted: Option<CompactedContext>,
@@ -77,10 +81,19 @@ fn secret_finding(f: LeafFinding) -> Finding {
     }
 }
 
+/// Longest summarizer error text a report quotes.
+const MAX_ERROR_CHARS: usize = 500;
+
 pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evaluation {
     let mut checks = Vec::with_capacity(8);
+    // The model revision is summarizer-side text the report quotes: scanned like the output.
+    let revision = &cx.request.model_revision;
+    let revision_leaks = cx
+        .leaf_scanner
+        .scan_field("summarizer.model_revision", revision);
     let mut ev = Evaluation {
         checks: Vec::new(),
+        model_revision: redact(revision, &revision_leaks, MAX_ERROR_CHARS),
         compacted_output_sha256: None,
         compacted: None,
         consistency: None,
@@ -95,17 +108,24 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
             raw
         }
         SummarizerOutput::Failed(why) => {
+            let mut leaks = cx.leaf_scanner.scan_field("summarizer.error", why);
             checks.push(CheckResult::error(
                 "summarizer",
                 "summarizer_failed",
-                format!("the summarizer failed: {why}"),
+                format!(
+                    "the summarizer failed: {}",
+                    redact(why, &leaks, MAX_ERROR_CHARS)
+                ),
             ));
             checks.push(CheckResult::not_run("schema", "no summarizer output"));
-            checks.extend(
-                AFTER_SCHEMA
-                    .iter()
-                    .map(|c| CheckResult::not_run(c, "no summarizer output")),
-            );
+            leaks.extend(revision_leaks);
+            checks.extend(AFTER_SCHEMA.iter().map(|c| {
+                if *c == "secrets" && !leaks.is_empty() {
+                    leak_result(&leaks, "in the summarizer's error or model revision")
+                } else {
+                    CheckResult::not_run(c, "no summarizer output")
+                }
+            }));
             ev.checks = checks;
             return ev;
         }
@@ -135,7 +155,8 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
                 )
                 .with_findings(vec![finding]),
             );
-            let leaks = cx.leaf_scanner.scan_field("raw_output", raw);
+            let mut leaks = cx.leaf_scanner.scan_field("raw_output", raw);
+            leaks.extend(revision_leaks);
             checks.extend(not_run_after_schema(leaks));
             ev.checks = checks;
             return ev;
@@ -163,7 +184,7 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
             checks.push(
                 CheckResult::fail("schema", "schema_invalid", detail).with_findings(findings),
             );
-            let mut leaks = Vec::new();
+            let mut leaks = revision_leaks;
             scan_leaves(cx.leaf_scanner, &parsed, String::new(), &mut leaks);
             checks.extend(not_run_after_schema(leaks));
             ev.checks = checks;
@@ -179,7 +200,7 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
     let (consistency, receipt) = consistency(cx, &compacted, evidence);
     checks.push(consistency);
     ev.consistency = receipt;
-    let (secrets, scan) = secrets(cx, &compacted);
+    let (secrets, scan) = secrets(cx, &compacted, revision_leaks);
     checks.push(secrets);
     ev.scan = scan;
     checks.push(pinned(cx.pinned, &compacted.summary_text));
@@ -196,14 +217,19 @@ fn not_run_after_schema(leaks: Vec<LeafFinding>) -> Vec<CheckResult> {
         .iter()
         .map(|check| {
             if *check == "secrets" && !leaks.is_empty() {
-                let detail = format!("{} secret finding(s) in the malformed output", leaks.len());
-                CheckResult::fail("secrets", "secret_found", detail)
-                    .with_findings(leaks.iter().cloned().map(secret_finding).collect())
+                leak_result(&leaks, "in the malformed output")
             } else {
                 CheckResult::not_run(check, "the output does not fit the closed schema")
             }
         })
         .collect()
+}
+
+/// A failing secrets check for `leaks` found `where`.
+fn leak_result(leaks: &[LeafFinding], place: &str) -> CheckResult {
+    let detail = format!("{} secret finding(s) {place}", leaks.len());
+    CheckResult::fail("secrets", "secret_found", detail)
+        .with_findings(leaks.iter().cloned().map(secret_finding).collect())
 }
 
 fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut Vec<LeafFinding>) {
@@ -331,7 +357,10 @@ fn consistency(
             span: Some(m.span.clone()),
             rule_id: m.rule_id.clone(),
             constraint_id: m.constraint_id.clone(),
-            message: format!("the summary contradicts {}", m.constraint_id),
+            message: match &m.note {
+                Some(note) => format!("{note}, so {} cannot be verified", m.constraint_id),
+                None => format!("the summary contradicts {}", m.constraint_id),
+            },
             ..Finding::default()
         }));
         if let Some(why) = &v.parse_failure {
@@ -367,25 +396,26 @@ fn consistency(
                 &receipt.receipt_sha256[..16]
             ),
         ),
-        Err(failure) => CheckResult {
-            outcome: failure.outcome,
-            finding_status: failure.finding_status,
-            ..if failure.outcome == "ERROR" {
-                CheckResult::error("consistency", "consistency_error", failure.message.clone())
-            } else if failure.outcome == "FAIL" {
-                CheckResult::fail(
-                    "consistency",
-                    "consistency_finding",
-                    failure.message.clone(),
-                )
+        Err(failure) => {
+            // The consistency checker speaks the seed's words; an unknown one is an error.
+            let outcome = Outcome::parse(failure.outcome).unwrap_or(Outcome::Error);
+            let code = match outcome {
+                Outcome::Fail => "consistency_finding",
+                Outcome::InsufficientData => "consistency_unsupported",
+                _ => "consistency_error",
+            };
+            let base = if outcome == Outcome::Fail || outcome == Outcome::InsufficientData {
+                CheckResult::fail("consistency", code, failure.message.clone())
             } else {
-                CheckResult::fail(
-                    "consistency",
-                    "consistency_unsupported",
-                    failure.message.clone(),
-                )
+                CheckResult::error("consistency", code, failure.message.clone())
+            };
+            CheckResult {
+                outcome,
+                finding_status: FindingStatus::parse(failure.finding_status)
+                    .unwrap_or(outcome.finding_status()),
+                ..base
             }
-        },
+        }
     };
     if !result.passed() {
         findings.extend(diagnose::consistency_findings(
@@ -407,8 +437,8 @@ fn consistency(
 fn secrets(
     cx: &CheckContext<'_>,
     compacted: &CompactedContext,
+    mut leaks: Vec<LeafFinding>,
 ) -> (CheckResult, Option<SecretScanReceipt>) {
-    let mut leaks = Vec::new();
     // Every value of every claim. The keys are the schema's own field names here (the claim
     // was rebuilt from the validated output); keys of output that fails the schema are
     // scanned with the rest of it, above.
@@ -434,7 +464,10 @@ fn secrets(
             (CheckResult::pass("secrets", detail), Some(receipt))
         }
         Ok(_) => {
-            let detail = format!("{} secret finding(s) in constraint claims", leaks.len());
+            let detail = format!(
+                "{} secret finding(s) in constraint claims or the model revision",
+                leaks.len()
+            );
             (
                 CheckResult::fail("secrets", "secret_found", detail)
                     .with_findings(leaks.into_iter().map(secret_finding).collect()),

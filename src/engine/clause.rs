@@ -1,9 +1,15 @@
 //! The closed-clause verifier: the policy's grammar compiled into a deterministic, bounded
 //! verifier. A predicate is PRESERVED only when the whole summary parses into allowed
-//! clauses (no unparsed suffix, no unknown synonym, no duplicate) and the predicate's
-//! required clause is among them; an explicit conflict wins over any safe clause; a
-//! probabilistic marker makes every predicate UNSUPPORTED. Under the `seed-compatible`
-//! grammar this is the seed test's `ConflictVerifier`, bit for bit.
+//! clauses (no unparsed suffix, no unknown synonym, no duplicate, every slot word of its
+//! type) and the predicate's required clause is among them; an explicit conflict wins over
+//! any safe clause, and so do two parsed clauses the grammar declares mutually exclusive; a
+//! probabilistic marker makes every predicate UNSUPPORTED. Conflict patterns read joined
+//! words apart when the grammar says so (`git_push` as `git push`). Under the
+//! `seed-compatible` grammar this is the seed test's `ConflictVerifier`, bit for bit.
+
+mod conflict;
+mod exclusive;
+mod slots;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
@@ -11,11 +17,14 @@ use std::ops::Range;
 use crate::json::{canonical_object, sha256_hex, write_strings, Field};
 use crate::policy::grammar::{Grammar, Segmentation};
 
-use super::pytext::{self, Normalized};
+use super::pytext;
 use super::verifier::{
     ConflictVerification, ConflictVerifier, ConstraintResult, ParseFailure, VerifierError,
     VerifierInput, VerifierMatch,
 };
+use conflict::{Conflict, Views};
+use exclusive::{Contradiction, ExclusiveGroup};
+use slots::{SlotTypes, Template};
 
 /// A grammar that cannot be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,175 +37,18 @@ pub enum GrammarError {
     NegativeMatched { id: String, example: String },
     #[error("charset pattern does not compile: {0}")]
     Charset(String),
-    #[error("clause template {template:?} has an unknown slot \"{{{slot}}}\" (use path, identifier, number, commit or a|b)")]
-    Slot { template: String, slot: String },
+    #[error("clause template {template:?} has an unknown slot \"{{{slot}}}\" (use one of {known}, or a|b)")]
+    Slot {
+        template: String,
+        slot: String,
+        known: String,
+    },
+    #[error("slot type \"{name}\" is invalid: {reason}")]
+    SlotType { name: String, reason: String },
+    #[error("exclusive clauses \"{id}\" are invalid: {reason}")]
+    Exclusive { id: String, reason: String },
     #[error("required clause {clause:?} for \"{predicate}\" is not an allowed plain clause")]
     Required { predicate: String, clause: String },
-}
-
-#[derive(Debug, Clone)]
-enum Token {
-    Literal(String),
-    Slot(SlotKind),
-}
-
-#[derive(Debug, Clone)]
-enum SlotKind {
-    Path,
-    Identifier,
-    Number,
-    Commit,
-    Choice(Vec<String>),
-}
-
-impl SlotKind {
-    fn parse(name: &str) -> Option<SlotKind> {
-        match name {
-            "path" => Some(SlotKind::Path),
-            "identifier" => Some(SlotKind::Identifier),
-            "number" => Some(SlotKind::Number),
-            "commit" => Some(SlotKind::Commit),
-            choice if choice.contains('|') => Some(SlotKind::Choice(
-                choice.split('|').map(pytext::casefold).collect(),
-            )),
-            _ => None,
-        }
-    }
-
-    fn accepts(&self, word: &str) -> bool {
-        let ascii = |extra: &str| {
-            word.chars()
-                .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
-        };
-        match self {
-            SlotKind::Path => {
-                (1..=256).contains(&word.len())
-                    && ascii("_-./@+=")
-                    && !word.starts_with(['.', '-'])
-                    && !word.split('/').any(|part| part == ".." || part == ".")
-            }
-            SlotKind::Identifier => {
-                (1..=128).contains(&word.len())
-                    && word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && ascii("_:.-")
-            }
-            SlotKind::Number => {
-                let (int, frac) = word.split_once('.').unwrap_or((word, "0"));
-                (1..=15).contains(&int.len())
-                    && (1..=6).contains(&frac.len())
-                    && int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
-            }
-            SlotKind::Commit => {
-                (7..=40).contains(&word.len())
-                    && word.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-            }
-            SlotKind::Choice(options) => options.contains(&pytext::casefold(word)),
-        }
-    }
-}
-
-struct Conflict {
-    id: String,
-    predicate: String,
-    matcher: Matcher,
-}
-
-/// How a conflict pattern runs. Most patterns need nothing but the `regex` crate; the common
-/// idiom of leading negative literal lookbehinds (`(?<!not )(?<!never )…`) is checked exactly
-/// beside it; anything else with lookarounds runs on `fancy-regex` behind a lookaround-free
-/// prefilter.
-enum Matcher {
-    Plain {
-        regex: regex::Regex,
-        not_after: Vec<String>,
-    },
-    Fancy {
-        prefilter: regex::Regex,
-        exact: fancy_regex::Regex,
-    },
-}
-
-/// Splits `(?<!lit)(?<!lit)…rest` into the literals and the rest, when every leading group
-/// is a negative lookbehind of plain text.
-fn leading_negative_literals(pattern: &str) -> (Vec<String>, &str) {
-    let mut literals = Vec::new();
-    let mut rest = pattern;
-    while let Some(body) = rest.strip_prefix("(?<!") {
-        let Some(end) = body.find(')') else { break };
-        let literal = &body[..end];
-        if literal.is_empty() || literal.contains(|c: char| "\\.+*?()|[]{}^$".contains(c)) {
-            break;
-        }
-        literals.push(literal.to_owned());
-        rest = &body[end + 1..];
-    }
-    (literals, rest)
-}
-
-impl Conflict {
-    fn compile(item: &crate::policy::grammar::ConflictPattern) -> Result<Conflict, GrammarError> {
-        let bad = |reason: String| GrammarError::Pattern {
-            id: item.id.clone(),
-            reason,
-        };
-        let build = |pattern: &str| {
-            regex::RegexBuilder::new(pattern)
-                .size_limit(16 << 20)
-                .build()
-                .map_err(|e| bad(e.to_string()))
-        };
-        let (not_after, rest) = leading_negative_literals(&item.pattern);
-        let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
-        let matcher = if stripped == rest {
-            Matcher::Plain {
-                regex: build(rest)?,
-                not_after,
-            }
-        } else {
-            Matcher::Fancy {
-                prefilter: build(&pytext::strip_lookarounds(&item.pattern).map_err(&bad)?)?,
-                exact: fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?,
-            }
-        };
-        Ok(Conflict {
-            id: item.id.clone(),
-            predicate: item.predicate.clone(),
-            matcher,
-        })
-    }
-
-    /// The first match on the normalised summary, as a byte range of it.
-    fn find(&self, normalized: &str) -> Result<Option<std::ops::Range<usize>>, VerifierError> {
-        match &self.matcher {
-            Matcher::Plain { regex, not_after } => {
-                let mut start = 0;
-                while let Some(found) = regex.find_at(normalized, start) {
-                    if !not_after
-                        .iter()
-                        .any(|lit| normalized[..found.start()].ends_with(lit.as_str()))
-                    {
-                        return Ok(Some(found.range()));
-                    }
-                    match normalized[found.start()..].chars().next() {
-                        Some(c) => start = found.start() + c.len_utf8(),
-                        None => return Ok(None),
-                    }
-                }
-                Ok(None)
-            }
-            Matcher::Fancy { prefilter, exact } => {
-                if !prefilter.is_match(normalized) {
-                    return Ok(None);
-                }
-                exact
-                    .find(normalized)
-                    .map(|found| found.map(|m| m.range()))
-                    .map_err(|e| {
-                        VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id))
-                    })
-            }
-        }
-    }
 }
 
 /// The policy's grammar, compiled.
@@ -205,9 +57,38 @@ pub struct ClosedClauseVerifier {
     artifact_sha256: String,
     charset: Option<regex::Regex>,
     plain: HashSet<String>,
-    templates: Vec<Vec<Token>>,
+    types: SlotTypes,
+    templates: Vec<Template>,
     required: BTreeMap<String, String>,
     conflicts: Vec<Conflict>,
+    exclusive: Vec<ExclusiveGroup>,
+}
+
+/// A total parse: each clause whitespace-collapsed (and case-folded when the grammar folds),
+/// with the byte span of its text in the summary.
+struct Parsed {
+    clauses: Vec<String>,
+    spans: Vec<Range<usize>>,
+}
+
+/// The byte spans of the whitespace-separated words of `text`, offset by `base`.
+fn word_spans(text: &str, base: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        match (pytext::is_space(c), start) {
+            (true, Some(s)) => {
+                out.push(base + s..base + at);
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push(base + s..base + text.len());
+    }
+    out
 }
 
 impl ClosedClauseVerifier {
@@ -222,14 +103,18 @@ impl ClosedClauseVerifier {
             ),
             None => None,
         };
+        let types = SlotTypes::new(&grammar.slots)?;
         let mut plain = HashSet::new();
         let mut templates = Vec::new();
+        let mut all_clauses = HashSet::new();
         for clause in &grammar.clauses {
+            let folded = pytext::casefold(&pytext::collapse_whitespace(clause));
             if clause.contains('{') {
-                templates.push(compile_template(clause)?);
+                templates.push(types.compile(clause)?);
             } else {
-                plain.insert(pytext::casefold(&pytext::collapse_whitespace(clause)));
+                plain.insert(folded.clone());
             }
+            all_clauses.insert(folded);
         }
         let mut required = BTreeMap::new();
         for item in &grammar.required {
@@ -246,7 +131,8 @@ impl ClosedClauseVerifier {
         for item in &grammar.conflicts {
             let conflict = Conflict::compile(item)?;
             for example in &item.examples {
-                if !matches!(conflict.find(&Normalized::new(example).text), Ok(Some(_))) {
+                let views = Views::new(example, grammar.match_joined_words);
+                if !matches!(conflict.find(&views), Ok(Some(_))) {
                     return Err(GrammarError::ExampleMissed {
                         id: item.id.clone(),
                         example: example.clone(),
@@ -254,7 +140,8 @@ impl ClosedClauseVerifier {
                 }
             }
             for example in &item.negative_examples {
-                if !matches!(conflict.find(&Normalized::new(example).text), Ok(None)) {
+                let views = Views::new(example, grammar.match_joined_words);
+                if !matches!(conflict.find(&views), Ok(None)) {
                     return Err(GrammarError::NegativeMatched {
                         id: item.id.clone(),
                         example: example.clone(),
@@ -263,21 +150,79 @@ impl ClosedClauseVerifier {
             }
             conflicts.push(conflict);
         }
-        Ok(ClosedClauseVerifier {
+        let in_grammar = |folded: &str| {
+            let words: Vec<&str> = folded.split(' ').collect();
+            all_clauses.contains(folded) || templates.iter().any(|t| t.matches(&words, &types))
+        };
+        let exclusive = grammar
+            .exclusive
+            .iter()
+            .map(|item| ExclusiveGroup::compile(item, &types, &in_grammar))
+            .collect::<Result<_, _>>()?;
+        let verifier = ClosedClauseVerifier {
             grammar: grammar.clone(),
             artifact_sha256: artifact_sha256.to_owned(),
             charset,
             plain,
+            types,
             templates,
             required,
             conflicts,
-        })
+            exclusive,
+        };
+        verifier.check_exclusive_examples()?;
+        Ok(verifier)
+    }
+
+    /// The digest of the verifier artifact this grammar was compiled as.
+    pub fn artifact_sha256(&self) -> &str {
+        &self.artifact_sha256
+    }
+
+    /// Every exclusive group finds a contradiction in each of its examples and none in its
+    /// negative examples, which must parse.
+    fn check_exclusive_examples(&self) -> Result<(), GrammarError> {
+        for (index, item) in self.grammar.exclusive.iter().enumerate() {
+            let bad = |reason: String| GrammarError::Exclusive {
+                id: item.id.clone(),
+                reason,
+            };
+            for (example, want) in item
+                .examples
+                .iter()
+                .map(|e| (e, true))
+                .chain(item.negative_examples.iter().map(|e| (e, false)))
+            {
+                let parsed = self.parse(example).map_err(|why| {
+                    bad(format!(
+                        "its example {example:?} does not parse: {}",
+                        why.message
+                    ))
+                })?;
+                let found = self
+                    .contradictions(&parsed)
+                    .iter()
+                    .any(|c| c.group == index);
+                if found != want {
+                    return Err(bad(if want {
+                        format!("it finds no contradiction in its example {example:?}")
+                    } else {
+                        format!("it finds a contradiction in its negative example {example:?}")
+                    }));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Cuts the summary into clauses and checks each against the grammar: the clause list
     /// of a total parse, or why the parse is not total. A failure names a clause by number
     /// and byte span, never by its text: the text may hold a secret.
     pub fn parse_clauses(&self, summary: &str) -> Result<Vec<String>, ParseFailure> {
+        self.parse(summary).map(|parsed| parsed.clauses)
+    }
+
+    fn parse(&self, summary: &str) -> Result<Parsed, ParseFailure> {
         let fail = |message: String, span: Option<Range<usize>>| ParseFailure { message, span };
         if let Some(charset) = &self.charset {
             if !charset.is_match(summary) {
@@ -301,6 +246,7 @@ impl ClosedClauseVerifier {
         // Folded clause → its number, to name the first occurrence of a repeat.
         let mut seen: HashMap<String, usize> = HashMap::with_capacity(segments.len());
         let mut clauses = Vec::with_capacity(segments.len());
+        let mut spans = Vec::with_capacity(segments.len());
         let total = segments.len();
         for (index, span) in segments.into_iter().enumerate() {
             let number = index + 1;
@@ -330,63 +276,50 @@ impl ClosedClauseVerifier {
                     Some(span),
                 ));
             }
-            let in_grammar = self.plain.contains(&folded) || {
-                let words: Vec<&str> = clause.split(' ').collect();
-                self.templates.iter().any(|t| template_matches(t, &words))
-            };
+            let words: Vec<&str> = clause.split(' ').collect();
+            let in_grammar = self.plain.contains(&folded)
+                || self
+                    .templates
+                    .iter()
+                    .any(|t| t.matches(&words, &self.types));
             if !in_grammar {
-                return Err(fail(
-                    format!("clause {number} of {total} is not in the grammar"),
-                    Some(span),
-                ));
+                let near_miss = self
+                    .templates
+                    .iter()
+                    .find_map(|t| t.misfit(&words, &self.types));
+                return Err(match near_miss {
+                    Some((word, slot)) => fail(
+                        format!("clause {number} of {total} is not in the grammar: word {} is not a {slot}", word + 1),
+                        word_spans(segment, span.start).get(word).cloned().or(Some(span)),
+                    ),
+                    None => fail(
+                        format!("clause {number} of {total} is not in the grammar"),
+                        Some(span),
+                    ),
+                });
             }
             seen.insert(folded, number);
             clauses.push(clause);
+            let lead = segment.len() - segment.trim_start_matches(pytext::is_space).len();
+            let body = segment.trim_matches(pytext::is_space).len();
+            spans.push(span.start + lead..span.start + lead + body);
         }
         if clauses.is_empty() {
             return Err(fail("the summary has no clause".into(), None));
         }
-        Ok(clauses)
+        Ok(Parsed { clauses, spans })
     }
-}
 
-fn compile_template(template: &str) -> Result<Vec<Token>, GrammarError> {
-    pytext::collapse_whitespace(template)
-        .split(' ')
-        .map(
-            |word| match word.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
-                Some(slot) => {
-                    SlotKind::parse(slot)
-                        .map(Token::Slot)
-                        .ok_or_else(|| GrammarError::Slot {
-                            template: template.to_owned(),
-                            slot: slot.to_owned(),
-                        })
-                }
-                None => Ok(Token::Literal(pytext::casefold(word))),
-            },
-        )
-        .collect()
-}
-
-fn template_matches(template: &[Token], words: &[&str]) -> bool {
-    words.len() == template.len()
-        && template.iter().zip(words).all(|(token, word)| match token {
-            Token::Literal(literal) => folds_to(word, literal),
-            Token::Slot(slot) => slot.accepts(word),
-        })
-}
-
-/// Whether `word` case-folds to `folded` (ASCII words without allocating).
-fn folds_to(word: &str, folded: &str) -> bool {
-    if word.is_ascii() {
-        word.len() == folded.len()
-            && word
-                .bytes()
-                .zip(folded.bytes())
-                .all(|(w, f)| w.to_ascii_lowercase() == f)
-    } else {
-        pytext::casefold(word) == folded
+    fn contradictions(&self, parsed: &Parsed) -> Vec<Contradiction> {
+        if self.exclusive.is_empty() {
+            return Vec::new();
+        }
+        let words: Vec<Vec<&str>> = parsed
+            .clauses
+            .iter()
+            .map(|c| c.split(' ').collect())
+            .collect();
+        exclusive::contradictions(&self.exclusive, &words, &self.types)
     }
 }
 
@@ -428,34 +361,63 @@ fn sentence_segments(text: &str) -> Option<Vec<Range<usize>>> {
 
 impl ConflictVerifier for ClosedClauseVerifier {
     fn verify(&self, input: &VerifierInput<'_>) -> Result<ConflictVerification, VerifierError> {
-        let normalized = Normalized::new(input.summary_text);
+        let views = Views::new(input.summary_text, self.grammar.match_joined_words);
         let parsed = if input.summary_text.is_empty() {
             Err(ParseFailure {
                 message: "the summary is empty".into(),
                 span: None,
             })
         } else {
-            self.parse_clauses(input.summary_text)
+            self.parse(input.summary_text)
         };
         let probabilistic = self
             .grammar
             .probabilistic_markers
             .iter()
-            .any(|marker| normalized.text.contains(marker.as_str()));
+            .any(|marker| views.normalized().contains(marker.as_str()));
         let mut matched: BTreeMap<&str, Vec<VerifierMatch>> = BTreeMap::new();
         for conflict in &self.conflicts {
-            if let Some(range) = conflict.find(&normalized.text)? {
+            if let Some(span) = conflict.find(&views)? {
                 matched
                     .entry(conflict.predicate.as_str())
                     .or_default()
                     .push(VerifierMatch {
                         constraint_id: String::new(),
                         rule_id: conflict.id.clone(),
-                        span: normalized.source_span(range.start, range.end),
+                        span,
+                        note: None,
                     });
             }
         }
-        let clauses = parsed.as_ref().ok();
+        if let Ok(parsed) = &parsed {
+            let total = parsed.clauses.len();
+            for c in self.contradictions(parsed) {
+                let Some(group) = self.exclusive.get(c.group) else {
+                    continue;
+                };
+                let note = format!(
+                    "clauses {} and {} of {total} contradict each other ({})",
+                    c.first + 1,
+                    c.second + 1,
+                    group.id
+                );
+                for at in [c.first, c.second] {
+                    let Some(span) = parsed.spans.get(at) else {
+                        continue;
+                    };
+                    matched
+                        .entry(group.predicate.as_str())
+                        .or_default()
+                        .push(VerifierMatch {
+                            constraint_id: String::new(),
+                            rule_id: group.id.clone(),
+                            span: span.clone(),
+                            note: Some(note.clone()),
+                        });
+                }
+            }
+        }
+        let clauses = parsed.as_ref().ok().map(|p| &p.clauses);
         // Every evidence body carries the same clause population: written once.
         let clause_population = match clauses {
             Some(clauses) => {
@@ -558,7 +520,7 @@ impl ConflictVerifier for ClosedClauseVerifier {
             result_count: 0,
             results,
             receipt_sha256: String::new(),
-            parsed_clauses: parsed.as_ref().ok().cloned(),
+            parsed_clauses: clauses.cloned(),
             matches,
             parse_failure: parsed.err(),
         };

@@ -2,10 +2,15 @@
 //! into a manifest (a SHA-256 per constraint and a root); the trusted instruction renders
 //! them verbatim from that manifest, never from the summary; the context the gate returns
 //! must carry every pinned text byte for byte; and a summary that matches a constraint's
-//! forbidden pattern re-opens a falsified path, a CONFLICT for that constraint.
+//! forbidden pattern re-opens a falsified path, a CONFLICT for that constraint. A pattern
+//! matches the summary or its split view, where joined words read apart (`git_push`,
+//! `git/push/origin/main` read `git push …`, see `words`), so a separator cannot dodge it;
+//! a match on the view names the bytes of the tokens that hid it.
 
 use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Value};
 use crate::policy::{check_pinned, PinnedConstraint};
+
+use super::words::SplitView;
 
 /// A pinned constraint whose forbidden patterns were compiled.
 #[derive(Debug, Clone)]
@@ -115,8 +120,13 @@ impl PinnedManifest {
         ])
     }
 
-    /// Every forbidden-pattern match in the summary.
+    /// The first match of every forbidden pattern, in the summary or else in its split view.
     pub fn conflicts(&self, summary: &str) -> Vec<PinnedConflict> {
+        let any = self.constraints.iter().any(|p| !p.patterns.is_empty());
+        let view = any
+            .then(|| SplitView::new(summary))
+            .filter(SplitView::is_split);
+        let view = view.as_ref();
         let mut out = Vec::new();
         for pinned in &self.constraints {
             for (pattern, regex) in pinned
@@ -125,11 +135,14 @@ impl PinnedManifest {
                 .iter()
                 .zip(&pinned.patterns)
             {
-                if let Some(found) = regex.find(summary) {
+                let span = regex.find(summary).map(|m| m.range()).or_else(|| {
+                    view.and_then(|v| regex.find(&v.text).map(|m| v.source_span(m.range())))
+                });
+                if let Some(span) = span {
                     out.push(PinnedConflict {
                         constraint_id: pinned.constraint.id.clone(),
                         pattern: pattern.clone(),
-                        span: found.range(),
+                        span,
                     });
                 }
             }
@@ -176,6 +189,29 @@ mod tests {
         assert_eq!(conflicts[0].span, 6..24);
         assert!(manifest
             .conflicts("Migration 0042 must not run again.")
+            .is_empty());
+    }
+
+    #[test]
+    fn separators_do_not_dodge_a_forbidden_pattern() {
+        let manifest =
+            PinnedManifest::isolate(&[], &[pin("PIN-PUSH", "Never push.", &[r"\bgit\s+push\b"])])
+                .unwrap();
+        for (summary, token) in [
+            ("Next step is to run test git_push.", "git_push"),
+            (
+                "Next step is to edit git/push/origin/main.",
+                "git/push/origin/main",
+            ),
+            ("Read file src/GitPush.rs.", "src/GitPush.rs"),
+            ("Then git push.", "git push"),
+        ] {
+            let conflicts = manifest.conflicts(summary);
+            assert_eq!(conflicts.len(), 1, "{summary}");
+            assert_eq!(&summary[conflicts[0].span.clone()], token);
+        }
+        assert!(manifest
+            .conflicts("Read file src/digit_pusher.rs.")
             .is_empty());
     }
 

@@ -3,27 +3,9 @@
 //! rerun under the same policy gives the same bytes and a changed report is a changed digest.
 //! It carries digests, rule ids, field paths and spans, never a matched secret.
 
-use crate::json::{canonical_sha256, object, Value};
+use crate::json::{self, object, sha256_hex, CanonicalError, Value};
 
-/// How one check ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Pass,
-    Fail,
-    Error,
-    NotRun,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Fail => "fail",
-            Status::Error => "error",
-            Status::NotRun => "not_run",
-        }
-    }
-}
+pub use super::verdict::{CheckStatus as Status, FindingStatus, Outcome, Verdict, VerdictClass};
 
 /// Something a check found, located in the compacted output.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -88,11 +70,12 @@ impl ConstraintRow {
 /// The result of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckResult {
-    pub check: &'static str,
+    /// `schema`, `consistency`, `secrets`, …: the checks in [`super::checks`].
+    pub check: String,
     pub status: Status,
     /// The seed's outcome class when the check did not pass.
-    pub outcome: &'static str,
-    pub finding_status: &'static str,
+    pub outcome: Outcome,
+    pub finding_status: FindingStatus,
     pub code: String,
     pub detail: String,
     pub findings: Vec<Finding>,
@@ -102,10 +85,10 @@ pub struct CheckResult {
 impl CheckResult {
     pub fn pass(check: &'static str, detail: impl Into<String>) -> CheckResult {
         CheckResult {
-            check,
+            check: check.to_owned(),
             status: Status::Pass,
-            outcome: "PASS",
-            finding_status: "NO_FINDING",
+            outcome: Outcome::Pass,
+            finding_status: FindingStatus::NoFinding,
             code: "ok".into(),
             detail: detail.into(),
             findings: Vec::new(),
@@ -117,8 +100,8 @@ impl CheckResult {
     pub fn fail(check: &'static str, code: &str, detail: impl Into<String>) -> CheckResult {
         CheckResult {
             status: Status::Fail,
-            outcome: "FAIL",
-            finding_status: "FINDING",
+            outcome: Outcome::Fail,
+            finding_status: FindingStatus::Finding,
             code: code.into(),
             ..CheckResult::pass(check, detail)
         }
@@ -128,8 +111,8 @@ impl CheckResult {
     pub fn error(check: &'static str, code: &str, detail: impl Into<String>) -> CheckResult {
         CheckResult {
             status: Status::Error,
-            outcome: "ERROR",
-            finding_status: "UNKNOWN",
+            outcome: Outcome::Error,
+            finding_status: FindingStatus::Unknown,
             code: code.into(),
             ..CheckResult::pass(check, detail)
         }
@@ -138,8 +121,8 @@ impl CheckResult {
     pub fn not_run(check: &'static str, because: &str) -> CheckResult {
         CheckResult {
             status: Status::NotRun,
-            outcome: "UNKNOWN",
-            finding_status: "UNKNOWN",
+            outcome: Outcome::Unknown,
+            finding_status: FindingStatus::Unknown,
             code: "not_run".into(),
             ..CheckResult::pass(check, format!("not run: {because}"))
         }
@@ -154,12 +137,23 @@ impl CheckResult {
         self.status == Status::Pass
     }
 
+    /// Whether the check found a problem or could not run to a verdict (a check that was not
+    /// run is neither: another check's failure stopped it).
+    pub fn failed(&self) -> bool {
+        matches!(self.status, Status::Fail | Status::Error)
+    }
+
+    /// This check's outcome and finding status as one class.
+    pub fn class(&self) -> VerdictClass {
+        self.outcome.class()
+    }
+
     fn to_value(&self) -> Value {
         object([
-            ("check", Value::from(self.check)),
+            ("check", Value::from(&self.check)),
             ("status", Value::from(self.status.as_str())),
-            ("outcome", Value::from(self.outcome)),
-            ("finding_status", Value::from(self.finding_status)),
+            ("outcome", Value::from(self.outcome.as_str())),
+            ("finding_status", Value::from(self.finding_status.as_str())),
             ("code", Value::from(&self.code)),
             ("detail", Value::from(&self.detail)),
             (
@@ -192,9 +186,9 @@ pub struct Report {
     pub policy_sha256: String,
     pub verifier_version: String,
     pub verifier_artifact_sha256: String,
-    pub verdict: &'static str,
-    pub outcome: &'static str,
-    pub finding_status: &'static str,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    pub finding_status: FindingStatus,
     pub source_message_sha256s: Vec<String>,
     pub source_population_sha256: String,
     pub compacted_output_sha256: Option<String>,
@@ -224,9 +218,9 @@ impl Report {
                 "verifier_artifact_sha256",
                 Value::from(&self.verifier_artifact_sha256),
             ),
-            ("verdict", Value::from(self.verdict)),
-            ("outcome", Value::from(self.outcome)),
-            ("finding_status", Value::from(self.finding_status)),
+            ("verdict", Value::from(self.verdict.as_str())),
+            ("outcome", Value::from(self.outcome.as_str())),
+            ("finding_status", Value::from(self.finding_status.as_str())),
             (
                 "source_message_sha256s",
                 Value::from(&self.source_message_sha256s[..]),
@@ -257,14 +251,62 @@ impl Report {
         ])
     }
 
-    pub fn sha256(&self) -> String {
-        canonical_sha256(&self.to_value()).unwrap_or_default()
+    /// Writes the report once: its canonical text and that text's digest. The report holds
+    /// only strings, integers and nulls, so this fails only on a bug, and then the gate
+    /// refuses rather than recording a report without a digest.
+    pub fn seal(self) -> Result<SealedReport, CanonicalError> {
+        let canonical = json::canonical(&self.to_value())?;
+        let sha256 = sha256_hex(canonical.as_bytes());
+        Ok(SealedReport {
+            report: self,
+            canonical,
+            sha256,
+        })
     }
 
     /// The checks that did not pass, in the seed's first-failure order.
     pub fn failures(&self) -> impl Iterator<Item = &CheckResult> {
+        self.checks.iter().filter(|c| c.failed())
+    }
+
+    /// The failing check a reviewer should see first: the first (in the seed's order) of the
+    /// most severe class. A pinned re-open in prose is INSUFFICIENT_DATA for consistency but
+    /// FAIL/FINDING for pinned: the queue and the two-person rule must see the FAIL.
+    pub fn main_failure(&self) -> Option<&CheckResult> {
+        let most = self.failures().map(|c| c.class().severity()).max()?;
+        self.failures().find(|c| c.class().severity() == most)
+    }
+
+    /// The most severe class among the failing checks (the report itself keeps the verdict's
+    /// class in the seed's first-failure order); `PASS/NO_FINDING` when nothing failed.
+    pub fn verdict_class(&self) -> VerdictClass {
+        self.main_failure()
+            .map_or(self.outcome.class(), CheckResult::class)
+    }
+
+    /// Whether any check found a secret (a release then needs two approvers under the
+    /// default review rules).
+    pub fn has_secret_finding(&self) -> bool {
         self.checks
             .iter()
-            .filter(|c| c.status == Status::Fail || c.status == Status::Error)
+            .any(|c| c.findings.iter().any(|f| f.kind == "secret"))
+    }
+}
+
+/// A report with its canonical text and digest, computed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedReport {
+    pub report: Report,
+    /// The canonical JSON the store keeps and the digest is over.
+    pub canonical: String,
+    /// Hex SHA-256 of `canonical`.
+    pub sha256: String,
+}
+
+impl std::ops::Deref for SealedReport {
+    type Target = Report;
+
+    fn deref(&self) -> &Report {
+        &self.report
     }
 }

@@ -2,7 +2,10 @@
 //! population, a malformed source message, duplicated message ids. A refused request never
 //! reaches a check; the caller gets a clear error (exit code 2).
 
-use crate::json::{canonical_object, object_value, sha256_hex, write_object, Field, Value};
+use crate::json::{
+    self, canonical_array, canonical_object, object_value, sha256_hex, write_object, Field, Limits,
+    Value,
+};
 use crate::policy::PinnedConstraint;
 
 /// A source message that was compacted: `{message_id, role: user|assistant|tool, content}`.
@@ -71,6 +74,8 @@ pub enum Refusal {
     PinnedMissing(Vec<String>),
     #[error("audit failed: {0}")]
     AuditFailed(String),
+    #[error("the report could not be written as canonical JSON: {0}")]
+    ReportFailed(String),
 }
 
 impl GateRequest {
@@ -95,11 +100,57 @@ impl GateRequest {
             if !seen.insert(message.message_id.as_str()) {
                 return Err(Refusal::InvalidRequest(format!(
                     "source message IDs are duplicated: \"{}\" at messages[{index}]",
-                    message.message_id
+                    crate::sanitize::excerpt(&message.message_id, 80)
                 )));
             }
             digests.push(message.record_sha256());
         }
         Ok(digests)
+    }
+}
+
+impl GateRequest {
+    /// The request in `cq.request.v1` form; its canonical SHA-256 identifies the compaction.
+    pub fn to_value(&self) -> Value {
+        let limits = Limits {
+            max_bytes: usize::MAX,
+            max_depth: 64,
+        };
+        json::parse(self.canonical().as_bytes(), &limits).unwrap_or(Value::Null)
+    }
+
+    /// The canonical text of the request in `cq.request.v1` form, written directly.
+    pub fn canonical(&self) -> String {
+        let messages = canonical_array(&self.messages, |out, m| m.write_record(out));
+        let pinned = canonical_array(&self.pinned_constraints, |out, p| {
+            write_object(out, &mut p.fields())
+        });
+        let summarizer = match &self.summarizer {
+            SummarizerOutput::Raw(raw) => canonical_object(&mut [
+                ("model_revision", Field::Str(&self.model_revision)),
+                ("raw_output", Field::Str(raw)),
+            ]),
+            SummarizerOutput::Failed(why) => canonical_object(&mut [
+                ("error", Field::Str(why)),
+                ("model_revision", Field::Str(&self.model_revision)),
+                ("raw_output", Field::Null),
+            ]),
+        };
+        canonical_object(&mut [
+            (
+                "expected_commitment_ids",
+                Field::Strs(&self.expected_commitment_ids),
+            ),
+            (
+                "expected_invariant_ids",
+                Field::Strs(&self.expected_invariant_ids),
+            ),
+            ("messages", Field::Canonical(&messages)),
+            ("pinned_constraints", Field::Canonical(&pinned)),
+            ("schema_version", Field::Str("cq.request.v1")),
+            ("summarizer", Field::Canonical(&summarizer)),
+            ("task_id", Field::Str(&self.task_id)),
+            ("tenant_id", Field::Str(&self.tenant_id)),
+        ])
     }
 }

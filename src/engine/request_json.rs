@@ -26,7 +26,8 @@ fn closed<'a>(
         .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
     {
         return Err(format!(
-            "{path}.{extra}: unknown field (allowed: {})",
+            "{path}: unknown field \"{}\" (allowed: {})",
+            crate::sanitize::excerpt(extra, 40),
             [required, optional].concat().join(", ")
         ));
     }
@@ -97,63 +98,20 @@ impl GateRequest {
         let map = closed(value, "request", &fields, &[])?;
         let version = string(map, "request", "schema_version")?;
         if version != "cq.request.v1" {
-            return Err(format!("request.schema_version: \"{version}\" is not supported (expected \"cq.request.v1\")"));
+            return Err(format!(
+                "request.schema_version: \"{}\" is not supported (expected \"cq.request.v1\")",
+                crate::sanitize::excerpt(&version, 40)
+            ));
         }
-        let messages = array(&map["messages"], "request.messages")?
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let path = format!("request.messages[{i}]");
-                let m = closed(m, &path, &["message_id", "role", "content"], &[])?;
-                Ok(SourceMessage {
-                    message_id: string(m, &path, "message_id")?,
-                    role: string(m, &path, "role")?,
-                    content: string(m, &path, "content")?,
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let pinned = array(&map["pinned_constraints"], "request.pinned_constraints")?
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let path = format!("request.pinned_constraints[{i}]");
-                let p = closed(
-                    p,
-                    &path,
-                    &["id", "severity", "text"],
-                    &["forbidden_patterns"],
-                )?;
-                Ok(PinnedConstraint {
-                    id: string(p, &path, "id")?,
-                    severity: string(p, &path, "severity")?,
-                    text: string(p, &path, "text")?,
-                    forbidden_patterns: match p.get("forbidden_patterns") {
-                        Some(v) => strings(v, &format!("{path}.forbidden_patterns"))?,
-                        None => Vec::new(),
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let messages = messages(&map["messages"])?;
+        let pinned = pinned(&map["pinned_constraints"])?;
         let summarizer = closed(
             &map["summarizer"],
             "request.summarizer",
             &["model_revision", "raw_output"],
             &["error"],
         )?;
-        let output = match (&summarizer["raw_output"], summarizer.get("error")) {
-            (Value::String(raw), None) => SummarizerOutput::Raw(raw.clone()),
-            (Value::Null, Some(Value::String(why))) => SummarizerOutput::Failed(why.clone()),
-            (Value::Null, _) => SummarizerOutput::Failed("the summarizer returned nothing".into()),
-            (Value::String(_), Some(_)) => {
-                return Err("request.summarizer: give raw_output or error, not both".into());
-            }
-            (other, _) => {
-                return Err(format!(
-                    "request.summarizer.raw_output: expected the summarizer's JSON output as a string (or null with an error), found {}",
-                    other.type_name()
-                ))
-            }
-        };
+        let output = output(summarizer)?;
         Ok(GateRequest {
             tenant_id: string(map, "request", "tenant_id")?,
             task_id: string(map, "request", "task_id")?,
@@ -171,4 +129,64 @@ impl GateRequest {
             summarizer: output,
         })
     }
+}
+
+fn messages(value: &Value) -> Result<Vec<SourceMessage>, String> {
+    array(value, "request.messages")?
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let path = format!("request.messages[{i}]");
+            let m = closed(m, &path, &["message_id", "role", "content"], &[])?;
+            Ok(SourceMessage {
+                message_id: string(m, &path, "message_id")?,
+                role: string(m, &path, "role")?,
+                content: string(m, &path, "content")?,
+            })
+        })
+        .collect()
+}
+
+fn pinned(value: &Value) -> Result<Vec<PinnedConstraint>, String> {
+    array(value, "request.pinned_constraints")?
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let path = format!("request.pinned_constraints[{i}]");
+            let p = closed(
+                p,
+                &path,
+                &["id", "severity", "text"],
+                &["forbidden_patterns"],
+            )?;
+            Ok(PinnedConstraint {
+                id: string(p, &path, "id")?,
+                severity: string(p, &path, "severity")?,
+                text: string(p, &path, "text")?,
+                forbidden_patterns: match p.get("forbidden_patterns") {
+                    Some(v) => strings(v, &format!("{path}.forbidden_patterns"))?,
+                    None => Vec::new(),
+                },
+            })
+        })
+        .collect()
+}
+
+fn output(
+    summarizer: &std::collections::BTreeMap<String, Value>,
+) -> Result<SummarizerOutput, String> {
+    Ok(match (&summarizer["raw_output"], summarizer.get("error")) {
+        (Value::String(raw), None) => SummarizerOutput::Raw(raw.clone()),
+        (Value::Null, Some(Value::String(why))) => SummarizerOutput::Failed(why.clone()),
+        (Value::Null, _) => SummarizerOutput::Failed("the summarizer returned nothing".into()),
+        (Value::String(_), Some(_)) => {
+            return Err("request.summarizer: give raw_output or error, not both".into());
+        }
+        (other, _) => {
+            return Err(format!(
+                "request.summarizer.raw_output: expected the summarizer's JSON output as a string (or null with an error), found {}",
+                other.type_name()
+            ))
+        }
+    })
 }

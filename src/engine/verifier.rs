@@ -90,6 +90,9 @@ pub struct VerifierMatch {
     pub rule_id: String,
     /// Byte range in `summary_text`.
     pub span: std::ops::Range<usize>,
+    /// What the match means when it is more than a conflict pattern's match: for two
+    /// clauses that contradict each other, which (by number, never by text).
+    pub note: Option<String>,
 }
 
 /// Why a summary does not parse totally: a message that never quotes the summary, and the

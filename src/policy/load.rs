@@ -119,6 +119,14 @@ impl Policy {
                 ));
             }
         }
+        for item in &self.grammar.exclusive {
+            if !predicates.contains(item.predicate.as_str()) {
+                return Err(format!(
+                    "grammar.exclusive \"{}\" names predicate \"{}\" that no record has",
+                    item.id, item.predicate
+                ));
+            }
+        }
         let mut pinned = BTreeSet::new();
         for item in &self.pinned {
             check_pinned(&item.id, &item.severity, &item.text)?;

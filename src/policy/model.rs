@@ -22,6 +22,29 @@ pub struct Policy {
     pub pinned: Vec<PinnedConstraint>,
     pub authority: Authority,
     pub review: Review,
+    /// How the runtime hooks act (absent: their defaults; left out of the digest then, so
+    /// policies without the table keep theirs).
+    #[serde(default, skip_serializing_if = "Agents::is_default")]
+    pub agents: Agents,
+}
+
+/// What `cq hook` does for real agent runtimes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agents {
+    /// Tools `PreToolUse` denies while a session's latest compaction is not released (exact
+    /// names, or a prefix ending in `*`); empty means the runtime's shell, edit and write tools.
+    #[serde(default)]
+    pub guarded_tools: Vec<String>,
+    /// Whether `PreCompact` stops automatic compaction.
+    #[serde(default)]
+    pub block_compaction: bool,
+}
+
+impl Agents {
+    pub fn is_default(&self) -> bool {
+        *self == Agents::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,7 +122,8 @@ impl PinnedConstraint {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Authority {
-    /// Regexes (case-insensitive) with named groups `role` and `action`.
+    /// Regexes (case-insensitive) with a named group `role` and, optionally, `action`: the
+    /// claimed action, by default the whole sentence the claim stands in.
     pub claim_patterns: Vec<String>,
     /// Regexes (case-insensitive) for chat-template role markers, always a finding.
     pub role_markers: Vec<String>,

@@ -32,14 +32,18 @@ pub enum Action {
     RejectTagged,
     Reveal,
     ToggleDiff,
+    Constraints,
+    NextFailing,
+    PrevFailing,
     Audit,
+    Dashboard,
     Help,
     Quit,
 }
 
 impl Action {
     /// Every action, in help-overlay order.
-    pub const ALL: [Action; 26] = [
+    pub const ALL: [Action; 30] = [
         Action::MoveUp,
         Action::MoveDown,
         Action::PageUp,
@@ -63,7 +67,11 @@ impl Action {
         Action::RejectTagged,
         Action::Reveal,
         Action::ToggleDiff,
+        Action::Constraints,
+        Action::NextFailing,
+        Action::PrevFailing,
         Action::Audit,
+        Action::Dashboard,
         Action::Help,
         Action::Quit,
     ];
@@ -94,7 +102,11 @@ impl Action {
             Action::RejectTagged => "reject_tagged",
             Action::Reveal => "reveal",
             Action::ToggleDiff => "toggle_diff",
+            Action::Constraints => "constraints",
+            Action::NextFailing => "next_failing",
+            Action::PrevFailing => "prev_failing",
             Action::Audit => "audit",
+            Action::Dashboard => "dashboard",
             Action::Help => "help",
             Action::Quit => "quit",
         }
@@ -126,7 +138,11 @@ impl Action {
             Action::RejectTagged => "reject every tagged item",
             Action::Reveal => "reveal a masked secret (audited)",
             Action::ToggleDiff => "diffs: summary, claims, report, pinned",
+            Action::Constraints => "constraints: why each passed/failed",
+            Action::NextFailing => "next failing item / constraint",
+            Action::PrevFailing => "previous failing item / constraint",
             Action::Audit => "audit view: receipts and chain",
+            Action::Dashboard => "dashboard of the store's history",
             Action::Help => "this help",
             Action::Quit => "quit",
         }

@@ -1,36 +1,61 @@
 //! The reviewer's state and the one function that changes it.
 //!
-//! [`App::update`] takes an [`Event`] or an [`Action`] and returns [`Effect`]s: requests for
-//! the worker, or quitting. Nothing else mutates the state, nothing here does I/O, and every
-//! read request carries a generation so a slow answer that has been overtaken is dropped.
-//! Keys go through the keymap, except while a text field (filter, command line, decision
-//! note) has the focus, where they are typed. The screens' handlers live in the submodules.
+//! [`App::update`] takes an [`Event`] or an [`Action`] and answers with an [`Update`]: the
+//! [`Effect`]s it asks for (requests for the fast worker lane, jobs for the slow one, a
+//! cancellation, quitting) and whether the state changed, which is exactly when the screen
+//! must be drawn again. Nothing else mutates the state, nothing here does I/O, and every read
+//! and job carries a generation so an answer that has been overtaken is dropped. Keys go
+//! through the keymap, except while a text field (filter, command line, decision note) has the
+//! focus, where they are typed. The screens' handlers live in the submodules; what the app
+//! knows of the drawn layout comes from [`Event::Layout`] after each draw.
 
+mod constraints;
 mod detail;
 mod dialog;
+mod jobs;
+mod layout;
 mod queue;
+mod triage;
 
 use std::collections::BTreeSet;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+pub use constraints::{changed_since, opens_on_constraints, CPane};
 pub use detail::{findings, item_anomalies, DetailState, DiffKind, Finding, Pane, RerunState};
 pub use dialog::{DecisionDialog, DialogField, DialogStage, Input, RevealPrompt};
+pub use jobs::{AuditState, RerunJob};
 pub use queue::QueueState;
+pub use triage::{DashboardState, PreviewState};
 
 use crate::review::action::Action;
 use crate::review::event::Event;
 use crate::review::keymap::Keymap;
 use crate::review::source::{ItemId, ReasonCode};
-use crate::review::worker::{Request, WorkerResult};
+use crate::review::view::LayoutMetrics;
+use crate::review::worker::{Job, JobKind, Request, WorkerResult};
 
 /// Work the state machine asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
-    /// Send this to the worker.
+    /// Send this to the fast lane.
     Request(Request),
+    /// Start this on the slow lane (cancelling the running job of its kind).
+    Job(Job),
+    /// Cancel the slow lane's job of this kind.
+    Cancel(JobKind),
     /// Leave the UI.
     Quit,
+}
+
+/// What one [`App::update`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[must_use = "the effects must be handed out and a change drawn"]
+pub struct Update {
+    /// Work to hand out, in order.
+    pub effects: Vec<Effect>,
+    /// Whether the state changed, so the screen must be drawn again.
+    pub changed: bool,
 }
 
 /// Input to [`App::update`]: something happened, or the user wants something.
@@ -70,8 +95,11 @@ pub struct AppOptions {
 pub enum Screen {
     Queue,
     Detail,
+    /// The open item's constraints, each with why it passed or failed.
+    Constraints,
     Diff,
     Audit,
+    Dashboard,
 }
 
 /// What floats above the screen and takes the keys.
@@ -92,7 +120,7 @@ pub struct Message {
 }
 
 /// The whole state of the reviewer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct App {
     pub options: AppOptions,
     pub keymap: Keymap,
@@ -103,8 +131,16 @@ pub struct App {
     pub detail: Option<DetailState>,
     pub reason_codes: Vec<ReasonCode>,
     pub message: Option<Message>,
-    /// Items whose rerun has been sent and not answered.
+    /// Items of the rerun job that have not been answered yet.
     pub reruns_pending: BTreeSet<ItemId>,
+    /// The rerun job on the slow lane, while it runs.
+    pub rerun_job: Option<RerunJob>,
+    /// The dashboard's numbers.
+    pub dashboard: DashboardState,
+    /// The screen the dashboard goes back to.
+    pub dashboard_from: Screen,
+    /// The layout of the frame last drawn.
+    pub layout: LayoutMetrics,
     pub tick: u64,
     pub quit: bool,
     next_generation: u64,
@@ -124,16 +160,21 @@ impl App {
             reason_codes: Vec::new(),
             message: None,
             reruns_pending: BTreeSet::new(),
+            rerun_job: None,
+            dashboard: DashboardState::Idle,
+            dashboard_from: Screen::Queue,
+            layout: LayoutMetrics::default(),
             tick: 0,
             quit: false,
             next_generation: 0,
         }
     }
 
-    /// The first requests: reason codes and the first queue page.
+    /// The first requests: reason codes, the first queue page and its counts by reason.
     pub fn start(&mut self) -> Vec<Effect> {
         let mut effects = vec![Effect::Request(Request::ReasonCodes)];
         effects.extend(self.reload_queue());
+        effects.extend(self.reload_reasons());
         effects
     }
 
@@ -156,30 +197,59 @@ impl App {
         });
     }
 
-    /// Whether an answer from the worker is awaited (the run loop then polls faster).
+    /// Whether an answer from a worker lane is awaited, so a spinner turns (the loop ticks
+    /// only then).
     pub fn waiting(&self) -> bool {
         let detail_waiting = self.detail.as_ref().is_some_and(|d| {
             (d.item.is_none() && d.error.is_none())
-                || (self.screen == Screen::Audit && d.audit.is_none())
+                || (self.screen == Screen::Audit && matches!(d.audit, AuditState::Loading { .. }))
         });
         let submitting = matches!(
             &self.overlay,
             Some(Overlay::Decision(d)) if d.stage == DialogStage::Submitting
         );
+        let dashboard = self.screen == Screen::Dashboard
+            && matches!(self.dashboard, DashboardState::Loading { .. });
         self.queue.loading.is_some()
             || !self.reruns_pending.is_empty()
             || detail_waiting
             || submitting
+            || dashboard
     }
 
-    /// Rows visible in a scrolling body (screen minus header, footer, borders).
+    /// Rows of the body (screen minus header, status line, footer and borders): the page
+    /// sizes before a frame has been drawn.
     pub fn body_rows(&self) -> usize {
         usize::from(self.size.1.saturating_sub(5)).max(1)
     }
 
-    /// The only state mutator.
-    pub fn update(&mut self, msg: impl Into<Msg>) -> Vec<Effect> {
-        match msg.into() {
+    /// The only state mutator. The update reports a change exactly when the state after it
+    /// differs from the state before, so the loop draws only then; a layout (describing the
+    /// frame already drawn) and a tick while nothing animates never count as one. The large
+    /// parts of the state (the queue page, the open item, a rerun's outcome) are shared, so
+    /// keeping the state from before costs little.
+    pub fn update(&mut self, msg: impl Into<Msg>) -> Update {
+        let msg = msg.into();
+        match msg {
+            Msg::Event(Event::Layout(metrics)) => {
+                self.on_layout(*metrics);
+                Update::default()
+            }
+            Msg::Event(Event::Tick) if !self.waiting() => Update::default(),
+            Msg::Event(Event::Stopped(_)) => Update::default(),
+            msg => {
+                let before = self.clone();
+                let effects = self.apply(msg);
+                Update {
+                    changed: *self != before,
+                    effects,
+                }
+            }
+        }
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
             Msg::Action(action) => self.on_action(action),
             Msg::Event(Event::Key(key)) => self.on_key(key),
             Msg::Event(Event::Mouse(mouse)) => self.on_mouse(mouse),
@@ -192,6 +262,11 @@ impl App {
                 Vec::new()
             }
             Msg::Event(Event::Worker(result)) => self.on_worker(*result),
+            Msg::Event(Event::Layout(metrics)) => {
+                self.on_layout(*metrics);
+                Vec::new()
+            }
+            Msg::Event(Event::Stopped(_)) => Vec::new(),
         }
     }
 
@@ -206,6 +281,16 @@ impl App {
     }
 
     fn on_action(&mut self, action: Action) -> Vec<Effect> {
+        let was_audit = self.screen == Screen::Audit;
+        let mut effects = self.dispatch(action);
+        if was_audit && self.screen != Screen::Audit {
+            effects.extend(self.left_audit());
+        }
+        effects.extend(self.want_preview());
+        effects
+    }
+
+    fn dispatch(&mut self, action: Action) -> Vec<Effect> {
         self.message = None;
         if self.overlay.is_some() {
             return self.on_overlay_action(action);
@@ -216,6 +301,7 @@ impl App {
         }
         match action {
             Action::Quit => {
+                // The loop drops the lanes on quitting, which cancels every slow job.
                 self.quit = true;
                 vec![Effect::Quit]
             }
@@ -231,8 +317,11 @@ impl App {
                 self.overlay = Some(Overlay::Command(Input::default()));
                 Vec::new()
             }
+            Action::Dashboard if self.screen != Screen::Dashboard => self.open_dashboard(),
             _ => match self.screen {
                 Screen::Queue => self.on_queue_action(action),
+                Screen::Constraints => self.on_constraints_action(action),
+                Screen::Dashboard => self.on_dashboard_action(action),
                 Screen::Detail | Screen::Diff | Screen::Audit => self.on_detail_action(action),
             },
         }
@@ -250,6 +339,18 @@ impl App {
                 Vec::new()
             }
             WorkerResult::Item { generation, result } => self.on_item(generation, result),
+            WorkerResult::Preview { generation, result } => {
+                self.on_preview(generation, result);
+                Vec::new()
+            }
+            WorkerResult::Reasons { generation, result } => {
+                self.on_reasons(generation, result);
+                Vec::new()
+            }
+            WorkerResult::Dashboard { generation, result } => {
+                self.on_dashboard(generation, result);
+                Vec::new()
+            }
             WorkerResult::Audit { generation, result } => {
                 self.on_audit(generation, result);
                 Vec::new()
@@ -284,7 +385,7 @@ impl App {
         };
         if let Some(action) = scroll {
             // The wheel scrolls the pane under the pointer.
-            if self.screen == Screen::Detail {
+            if matches!(self.screen, Screen::Detail | Screen::Constraints) {
                 self.click_pane(mouse.column, mouse.row);
             }
             return self.on_action(action);
@@ -292,7 +393,7 @@ impl App {
         match mouse.kind {
             MouseEventKind::Down(MouseButton::Left) => match self.screen {
                 Screen::Queue => self.click_queue_row(mouse.row),
-                Screen::Detail => {
+                Screen::Detail | Screen::Constraints => {
                     self.click_pane(mouse.column, mouse.row);
                     Vec::new()
                 }
@@ -300,16 +401,6 @@ impl App {
             },
             _ => Vec::new(),
         }
-    }
-
-    /// Starts a rerun of `id` and notes it as pending.
-    pub(crate) fn rerun(&mut self, id: ItemId) -> Effect {
-        let generation = self.generation();
-        if let Some(detail) = self.detail.as_mut().filter(|d| d.id == id) {
-            detail.rerun = RerunState::Running { generation };
-        }
-        self.reruns_pending.insert(id.clone());
-        Effect::Request(Request::Rerun { generation, id })
     }
 
     /// Runs a `:` command line.
@@ -324,6 +415,8 @@ impl App {
             "help" => self.on_action(Action::Help),
             "rerun" => self.on_action(Action::Rerun),
             "audit" => self.on_action(Action::Audit),
+            "constraints" => self.on_action(Action::Constraints),
+            "dashboard" => self.on_action(Action::Dashboard),
             "diff" => self.on_action(Action::ToggleDiff),
             "filter" => self.set_filter(&rest.join(" ")),
             "sort" => match rest.first().copied() {
@@ -349,7 +442,7 @@ impl App {
             }
             other => {
                 self.error(format!(
-                    "unknown command \"{other}\"; try :release, :reject, :rerun, :filter …, :sort, :audit, :quit"
+                    "unknown command \"{other}\"; try :release, :reject, :rerun, :filter …, :sort, :constraints, :dashboard, :audit, :quit"
                 ));
                 Vec::new()
             }

@@ -1,10 +1,13 @@
-//! Things that happened: terminal input, a resize, a clock tick, or a worker's answer.
+//! Things that happened: terminal input, a resize, a clock tick, a frame drawn, a worker's
+//! answer, or a part of the UI stopping.
 //!
 //! Events carry no intent; [`crate::review::app::App::update`] decides what each one means
-//! (through the keymap for keys).
+//! (through the keymap for keys). The input thread and both worker lanes send events into the
+//! one channel the loop blocks on.
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use crate::review::view::LayoutMetrics;
 use crate::review::worker::WorkerResult;
 
 /// Something that happened.
@@ -16,20 +19,26 @@ pub enum Event {
     Mouse(MouseEvent),
     /// The terminal now has this many columns and rows.
     Resize(u16, u16),
-    /// Time passed (drives the spinner).
+    /// Time passed (drives the spinner; only sent while something animates).
     Tick,
-    /// The worker finished a request.
+    /// A frame was drawn with this layout.
+    Layout(Box<LayoutMetrics>),
+    /// A worker lane finished a request or one item of a job.
     Worker(Box<WorkerResult>),
+    /// Terminal input or a worker lane stopped for good; the loop ends with this error.
+    Stopped(String),
 }
 
 impl Event {
     /// Converts a crossterm event; `None` for events the UI ignores (focus, paste, key
-    /// releases).
+    /// releases, the pointer moving or dragging, a button let go).
     pub fn from_terminal(event: crossterm::event::Event) -> Option<Event> {
-        use crossterm::event::{Event as T, KeyEventKind};
+        use crossterm::event::{Event as T, KeyEventKind, MouseEventKind as M};
         match event {
             T::Key(k) if k.kind != KeyEventKind::Release => Some(Event::Key(k)),
-            T::Mouse(m) => Some(Event::Mouse(m)),
+            T::Mouse(m) if !matches!(m.kind, M::Moved | M::Drag(_) | M::Up(_)) => {
+                Some(Event::Mouse(m))
+            }
             T::Resize(w, h) => Some(Event::Resize(w, h)),
             _ => None,
         }

@@ -4,23 +4,26 @@
 //! [`Filter::matches`]; decisions are refused for a read-only source, a stale report, an item
 //! already decided and a reviewer approving their own first approval; releases for tenant
 //! `globex` need two approvers; reruns change the report of every third item; reveals are
-//! logged. Secret values are obviously fake. Everything is deterministic (no clock, no
+//! logged. A fork (for a second worker lane) is a copy: what one copy records, the other does
+//! not see. Secret values are obviously fake. Everything is deterministic (no clock, no
 //! randomness) so snapshots are stable.
 
 use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
+mod evidence;
 mod items;
 mod large;
+mod triage;
 use items::build_item;
 pub use large::LargeSource;
 
 use crate::review::filter::Filter;
 use crate::review::source::{
-    AuditView, ChainStatus, CheckStatus, DecisionKind, DecisionRefusal, DecisionRequest,
-    ItemDetail, ItemId, Outcome, PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt,
-    RerunOutcome, ReviewSource, Sort, SpanKind, Status, Verification,
+    AuditView, ChainStatus, CheckStatus, Dashboard, DecisionKind, DecisionRefusal, DecisionRequest,
+    ItemDetail, ItemId, ItemPreview, Outcome, PendingApproval, QueuePage, QueueRow, ReasonCode,
+    Receipt, RerunOutcome, ReviewSource, Severity, Sort, SpanKind, Status, Verification,
 };
 
 /// The fake clock's "now" (Unix seconds): items are minutes to days older than this.
@@ -97,11 +100,11 @@ pub fn sha256_hex(s: &str) -> String {
 
 /// The row the queue shows for an item.
 pub fn row_of(item: &ItemDetail) -> QueueRow {
-    let anomalies = crate::review::sanitize::anomaly_count(&item.summary_text)
+    let anomalies = crate::sanitize::anomaly_count(&item.summary_text)
         + item
             .sources
             .iter()
-            .map(|s| crate::review::sanitize::anomaly_count(&s.content))
+            .map(|s| crate::sanitize::anomaly_count(&s.content))
             .sum::<usize>();
     QueueRow {
         id: item.id.clone(),
@@ -109,6 +112,7 @@ pub fn row_of(item: &ItemDetail) -> QueueRow {
         task: item.task.clone(),
         status: item.status,
         outcome: item.outcome,
+        severity: Severity::of_outcome(item.outcome),
         main_reason: item.main_reason.clone(),
         created_unix: item.created_unix,
         anomaly_count: anomalies,
@@ -161,13 +165,9 @@ impl ReviewSource for FakeSource {
         let mut rows: Vec<QueueRow> = all.into_iter().filter(|r| filter.matches(r)).collect();
         match sort {
             Sort::Age => rows.sort_by_key(|r| (r.created_unix, r.id.clone())),
-            Sort::Severity => rows.sort_by_key(|r| {
-                (
-                    std::cmp::Reverse(r.outcome.severity()),
-                    r.created_unix,
-                    r.id.clone(),
-                )
-            }),
+            Sort::Severity => {
+                rows.sort_by_key(|r| (std::cmp::Reverse(r.severity), r.created_unix, r.id.clone()))
+            }
         }
         page.total = rows.len();
         page.rows = rows.into_iter().skip(offset).take(limit).collect();
@@ -176,6 +176,19 @@ impl ReviewSource for FakeSource {
 
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
         Ok(self.find(id)?.clone())
+    }
+
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        Ok(triage::preview(self.find(id)?))
+    }
+
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        let rows: Vec<QueueRow> = self.items.iter().map(row_of).collect();
+        Ok(triage::reason_counts(rows.iter(), filter))
+    }
+
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        Ok(triage::dashboard(&self.items, 1))
     }
 
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
@@ -192,6 +205,7 @@ impl ReviewSource for FakeSource {
                 for row in &mut check.constraints {
                     if row.verification == Verification::Unsupported {
                         row.verification = Verification::Preserved;
+                        row.claim_status = "PRESERVED".into();
                         row.rule_id = Some("R-eq-literal".into());
                     }
                 }
@@ -199,6 +213,7 @@ impl ReviewSource for FakeSource {
             if item.outcome == Outcome::Error {
                 item.outcome = Outcome::Finding;
             }
+            item.constraints = evidence::evidence(item);
             item.report_sha256 = sha256_hex(&format!("{}-rerun", item.report_sha256));
         }
         let after_report = report_text(item);
@@ -353,6 +368,10 @@ impl ReviewSource for FakeSource {
                 DecisionKind::Reject,
             ),
         ])
+    }
+
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        Ok(Box::new(self.clone()))
     }
 }
 

@@ -157,6 +157,7 @@ mod tests {
             task: "deploy-api".into(),
             status,
             outcome: Outcome::Finding,
+            severity: crate::review::source::Severity::Finding,
             main_reason: reason.into(),
             created_unix: 0,
             anomaly_count: 0,

@@ -2,10 +2,10 @@
 //!
 //! [`ReviewSource`] is the whole contract between the TUI and the store: a paged queue (the UI
 //! never loads every item), one item's detail, a rerun of the checks, a decision, an audited
-//! reveal of a masked secret and the item's audit status. The worker thread owns the only
-//! handle, so methods take `&mut self` and the trait only needs `Send`. Every string in these
+//! reveal of a masked secret and the item's audit status. Each worker lane owns a handle of its
+//! own ([`ReviewSource::fork`]), so methods take `&mut self` and the trait only needs `Send`. Every string in these
 //! types is untrusted unless its doc says otherwise and must go through
-//! [`crate::review::sanitize`] before it reaches the terminal. Secret values are never in
+//! [`crate::sanitize`] before it reaches the terminal. Secret values are never in
 //! these types except in the `String` that [`ReviewSource::reveal`] returns: a source hands
 //! out summaries and source messages with each matched secret's bytes overwritten (same byte
 //! length, so span ranges stay valid), and the UI draws a mask over those ranges anyway.
@@ -13,6 +13,17 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
+
+mod triage;
+
+pub use triage::{
+    date_of, day_number, Dashboard, DayCounts, ItemPreview, PreviewCheck, ReviewerCounts, Severity,
+};
+
+pub use crate::service::constraints::{
+    ClaimEvidence, Closest, ConflictMatch, ConstraintEvidence, ConstraintKind, ConstraintStatus,
+    PinnedEvidence, Sentence, TurnMatch,
+};
 
 use crate::review::filter::Filter;
 
@@ -127,10 +138,10 @@ impl Outcome {
 /// How the queue is ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sort {
-    /// Oldest first (the default: the longest-waiting item is on top).
-    #[default]
+    /// Oldest first.
     Age,
-    /// Worst outcome first, then oldest.
+    /// The most severe failing check first, then oldest (the default: triage order).
+    #[default]
     Severity,
 }
 
@@ -142,7 +153,9 @@ pub struct QueueRow {
     pub task: String,
     pub status: Status,
     pub outcome: Outcome,
-    /// The first failing check's reason code, e.g. `secret` or `consistency:conflict`.
+    /// The most severe failing check's class (the seed's outcome is the first failure's).
+    pub severity: Severity,
+    /// The most severe failing check's reason code, e.g. `secrets: secret_found`.
     pub main_reason: String,
     /// When the gate quarantined it (Unix seconds, trusted).
     pub created_unix: i64,
@@ -384,6 +397,8 @@ pub struct ItemDetail {
     pub summary_text: String,
     pub summary_spans: Vec<SummarySpan>,
     pub checks: Vec<CheckResult>,
+    /// Why each constraint and authority claim passed or failed, failing ones first.
+    pub constraints: Vec<ConstraintEvidence>,
     pub claims: Vec<Claim>,
     pub pinned: Vec<PinnedView>,
     /// The previous summary of the same task, if there is one.
@@ -479,6 +494,12 @@ pub trait ReviewSource: Send {
     ) -> anyhow::Result<QueuePage>;
     /// One item in full.
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail>;
+    /// The focused queue row at a glance (cheaper than [`ReviewSource::item`]).
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview>;
+    /// What `filter` matches, by the check of its main reason, most first.
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>>;
+    /// The dashboard's numbers; a source keeps running totals and reads only what changed.
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard>;
     /// Reruns every check on the item under the current policy and stores the new report.
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome>;
     /// Records a decision (or refuses, saying why).
@@ -493,4 +514,7 @@ pub trait ReviewSource: Send {
     fn audit_status(&mut self, id: &ItemId) -> anyhow::Result<AuditView>;
     /// Reason codes the policy allows for decisions.
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>>;
+    /// A second handle on the same data, for another worker lane: the store opened again
+    /// (same path, same mode, its own connection and checker), or a copy of in-memory data.
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>>;
 }

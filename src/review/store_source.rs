@@ -8,32 +8,37 @@
 //! (summary, source messages, claims, the previous summary). Decisions go through
 //! [`Store::decide`] under the policy's review rules, signed with the reviewer's key; a
 //! reveal is recorded in the audit log before the value is handed out, and refused when it
-//! cannot be recorded (no key, read-only store).
+//! cannot be recorded (no key, read-only store). A fork opens the same store again, in the same
+//! mode and trusting the same store key, with a checker of its own, for the slow worker lane.
 
 mod deferred;
 pub mod detail;
+mod triage;
 
 use anyhow::Context as _;
 
 use crate::audit::keys::NamedKey;
-use crate::commands::check::Checker;
-use crate::commands::recheck::{self, parse_report};
-use crate::engine::GateRequest;
-use crate::json::{self, Value};
+use crate::audit::ChainCheck;
+use crate::engine::verdict::VerdictClass;
 use crate::policy::Policy;
 use crate::review::filter::{Filter, Predicate};
 use crate::review::source::{
-    AuditView, ChainStatus, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail, ItemId,
-    PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Role,
-    Sort, SourceMessage, Status,
+    AuditView, ChainStatus, Dashboard, DecisionKind, DecisionRefusal, DecisionRequest, ItemDetail,
+    ItemId, ItemPreview, PendingApproval, QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome,
+    ReviewSource, Role, Sort, SourceMessage, Status,
 };
+use crate::service::constraints;
+use crate::service::decide::{decide, reason_rules};
+use crate::service::inspect::{glance, inspect, reveal, Inspection};
+use crate::service::recheck::{self, recheck};
+use crate::service::Checker;
 use crate::store::{
-    self, Action, Compaction, DecisionError, DecisionOutcome, ListFilter, ListTerm, Mode, SortKey,
-    Store, TermField,
+    self, Action, DecisionError, DecisionOutcome, ListFilter, ListTerm, Mode, SortKey, Store,
+    TermField,
 };
 
 use deferred::Deferred;
-use detail::{summary_parts, summary_secrets, SummaryParts};
+use triage::Tally;
 
 /// The store behind `cq review`.
 pub struct StoreSource {
@@ -42,6 +47,10 @@ pub struct StoreSource {
     checker: Deferred,
     key: Option<NamedKey>,
     reviewer: Option<String>,
+    /// The log's chain as far as this source has checked it.
+    chain: Option<ChainCheck>,
+    /// The dashboard's running totals (kept by the lane that owns this source).
+    tally: Tally,
 }
 
 impl std::fmt::Debug for StoreSource {
@@ -94,6 +103,8 @@ impl StoreSource {
             checker,
             key,
             reviewer,
+            chain: None,
+            tally: Tally::default(),
         })
     }
 
@@ -109,85 +120,43 @@ impl StoreSource {
         &self.store
     }
 
-    fn compaction(&self, id: &ItemId) -> anyhow::Result<Compaction> {
-        self.store
-            .compaction(&id.0)?
-            .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))
-    }
-
-    /// The request, its summary parts and the current report of a compaction.
-    fn load(&self, c: &Compaction) -> anyhow::Result<(GateRequest, SummaryParts, Value)> {
-        let id = &c.summary.id;
-        let request = GateRequest::from_json(c.request_json.as_bytes())
-            .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"))?;
-        let report_row = self
-            .store
-            .reports(id)?
-            .into_iter()
-            .rev()
-            .find(|r| r.report_sha256 == c.summary.report_sha256)
-            .ok_or_else(|| anyhow::anyhow!("compaction \"{id}\" has no current report"))?;
-        let report = parse_report(&report_row.report_json)?;
-        let parts = summary_parts(&request);
-        Ok((request, parts, report))
-    }
-
-    fn detail(&self, c: &Compaction) -> anyhow::Result<ItemDetail> {
-        let (request, parts, report) = self.load(c)?;
-        let scanner = self.checker.get()?.scanner();
-        let policy = &self.policy;
-        let secrets = summary_secrets(&report, &parts, scanner);
-        let ranges: Vec<_> = secrets.iter().map(|s| s.range.clone()).collect();
-        let digests = report
-            .get("source_message_sha256s")
-            .and_then(Value::as_array)
-            .unwrap_or(&[]);
-        let sources = request
-            .messages
+    /// The item as the detail screen shows it.
+    fn detail(&self, inspection: &Inspection) -> ItemDetail {
+        let c = &inspection.compaction;
+        let s = &c.summary;
+        let sources = inspection
+            .sources
             .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let field = format!("messages[{i}].content");
-                let (content, masked) = detail::scan_and_mask(scanner, &field, &m.content);
-                SourceMessage {
-                    role: match m.role.as_str() {
-                        "user" => Role::User,
-                        "assistant" => Role::Assistant,
-                        _ => Role::Tool,
-                    },
-                    message_id: m.message_id.clone(),
-                    sha256: digests
-                        .get(i)
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| json::canonical_sha256(&m.record()).unwrap_or_default()),
-                    content,
-                    masked,
-                }
+            .map(|m| SourceMessage {
+                role: match m.role.as_str() {
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    _ => Role::Tool,
+                },
+                message_id: m.message_id.clone(),
+                sha256: m.sha256.clone(),
+                content: m.content.clone(),
+                masked: m.masked.clone(),
             })
             .collect();
-        let s = &c.summary;
-        Ok(ItemDetail {
+        ItemDetail {
             id: ItemId(s.id.clone()),
             tenant: s.tenant_id.clone(),
             task: s.task_id.clone(),
             status: status_of(s.status, !c.approvals.is_empty()),
-            outcome: detail::outcome(&s.outcome),
+            outcome: detail::outcome(s.outcome),
             main_reason: s.main_reason.clone(),
             created_unix: s.created_unix(),
             report_sha256: s.report_sha256.clone(),
-            policy_sha256: report
-                .get("policy_sha256")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            policy_sha256: inspection.report.policy_sha256.clone(),
             sources,
-            summary_text: detail::mask(&parts.text, &ranges),
-            summary_spans: detail::spans(&report, &parts, &secrets),
-            checks: detail::check_results(&report, &parts),
-            claims: detail::claims(&parts, policy, scanner),
-            pinned: detail::pinned(&report, &request, policy),
-            previous_summary: self.previous_summary(c)?,
+            summary_text: inspection.summary.text.clone(),
+            summary_spans: detail::spans(inspection),
+            checks: detail::check_results(inspection),
+            constraints: constraints::evidence(inspection, &self.policy),
+            claims: detail::claims(&inspection.summary, &self.policy),
+            pinned: detail::pinned(inspection, &self.policy),
+            previous_summary: inspection.previous_summary.clone(),
             approvals: c
                 .approvals
                 .iter()
@@ -198,26 +167,51 @@ impl StoreSource {
                     at_unix: crate::audit::parse_utc(&a.created_at).unwrap_or(0),
                 })
                 .collect(),
-            receipts: self.receipts(&s.id)?,
-        })
+            receipts: inspection.receipts.iter().cloned().map(receipt).collect(),
+        }
     }
 
-    /// The previous summary of the same task, masked the same way.
-    fn previous_summary(&self, c: &Compaction) -> anyhow::Result<Option<String>> {
-        let s = &c.summary;
-        let Some(previous) = self
-            .store
-            .previous_for_task(&s.tenant_id, &s.task_id, &s.id)?
-        else {
-            return Ok(None);
-        };
-        let Some(previous) = self.store.compaction(&previous.id)? else {
-            return Ok(None);
-        };
-        let (_, parts, report) = self.load(&previous)?;
-        let secrets = summary_secrets(&report, &parts, self.checker.get()?.scanner());
-        let ranges: Vec<_> = secrets.into_iter().map(|s| s.range).collect();
-        Ok(Some(detail::mask(&parts.text, &ranges)))
+    /// One page of the queue most severe first, then oldest (the store's
+    /// [`SortKey::Severity`] order), read class by class along the queue's time index: the
+    /// store has no index on the verdict class, so one query sorting every row would scan the
+    /// whole table for each page, where the first page of a class takes one short index walk.
+    /// A page that starts past a class's rows counts that class to skip it.
+    fn severity_page(
+        &self,
+        list: &ListFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<Vec<store::CompactionSummary>> {
+        let mut rows = Vec::new();
+        let mut skip = offset;
+        for class in VerdictClass::by_severity() {
+            let need = limit.saturating_sub(rows.len() as u64);
+            if need == 0 {
+                break;
+            }
+            if list.verdict_class.is_some_and(|c| c != class) {
+                continue;
+            }
+            let of_class = ListFilter {
+                verdict_class: Some(class),
+                ..list.clone()
+            };
+            let page = self
+                .store
+                .list(&of_class, SortKey::OldestFirst, skip, need)
+                .context("while reading the queue")?;
+            if page.is_empty() && skip > 0 {
+                let n = self
+                    .store
+                    .count(&of_class)
+                    .context("while counting the queue")?;
+                skip = skip.saturating_sub(n);
+                continue;
+            }
+            skip = 0;
+            rows.extend(page);
+        }
+        Ok(rows)
     }
 
     fn receipts(&self, id: &str) -> anyhow::Result<Vec<Receipt>> {
@@ -246,6 +240,21 @@ fn receipt(stored: store::StoredReceipt) -> Receipt {
         body: stored.body,
         sha256: stored.sha256,
         signature: stored.signature,
+    }
+}
+
+/// The queue row of a stored compaction.
+fn queue_row(s: store::CompactionSummary) -> QueueRow {
+    QueueRow {
+        status: status_of(s.status, s.approvals > 0),
+        outcome: detail::outcome(s.outcome),
+        severity: triage::severity(s.verdict_class),
+        created_unix: s.created_unix(),
+        anomaly_count: s.anomaly_count as usize,
+        id: ItemId(s.id),
+        tenant: s.tenant_id,
+        task: s.task_id,
+        main_reason: s.main_reason,
     }
 }
 
@@ -372,26 +381,14 @@ impl ReviewSource for StoreSource {
             .iter()
             .map(|s| counts_by_status.get(s).copied().unwrap_or(0))
             .sum();
-        let sort = match sort {
-            Sort::Age => SortKey::OldestFirst,
-            Sort::Severity => SortKey::Severity,
+        let rows = match sort {
+            Sort::Age => self
+                .store
+                .list(&list, SortKey::OldestFirst, offset as u64, limit as u64)
+                .context("while reading the queue")?,
+            Sort::Severity => self.severity_page(&list, offset as u64, limit as u64)?,
         };
-        let rows = self
-            .store
-            .list(&list, sort, offset as u64, limit as u64)
-            .context("while reading the queue")?
-            .into_iter()
-            .map(|s| QueueRow {
-                status: status_of(s.status, s.approvals > 0),
-                outcome: detail::outcome(&s.outcome),
-                created_unix: s.created_unix(),
-                anomaly_count: s.anomaly_count as usize,
-                id: ItemId(s.id),
-                tenant: s.tenant_id,
-                task: s.task_id,
-                main_reason: s.main_reason,
-            })
-            .collect();
+        let rows = rows.into_iter().map(queue_row).collect();
         Ok(QueuePage {
             rows,
             total,
@@ -401,18 +398,44 @@ impl ReviewSource for StoreSource {
 
     fn item(&mut self, id: &ItemId) -> anyhow::Result<ItemDetail> {
         self.checker.wait()?;
-        let c = self.compaction(id)?;
-        self.detail(&c)
-            .with_context(|| format!("while loading \"{id}\""))
+        let inspection = inspect(&self.store, self.checker.get()?.scanner(), &id.0)
+            .with_context(|| format!("while loading \"{id}\""))?;
+        Ok(self.detail(&inspection))
+    }
+
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        self.checker.wait()?;
+        let glanced = glance(&self.store, self.checker.get()?.scanner(), &id.0)
+            .with_context(|| format!("while previewing \"{id}\""))?;
+        Ok(triage::preview(&glanced))
+    }
+
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        let Some((list, _)) = list_filter(filter) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .store
+            .reason_counts(&list)
+            .context("while counting the queue by reason")?
+            .into_iter()
+            .map(|(reason, n)| (reason, n as usize))
+            .collect())
+    }
+
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        self.tally
+            .refresh(&self.store)
+            .context("while counting the store for the dashboard")
     }
 
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
         self.checker.wait()?;
-        let done = recheck::recheck(&self.store, self.checker.get()?, &id.0)?;
+        let done = recheck(&self.store, self.checker.get()?, &id.0)?;
         let detail = self.item(id)?;
         Ok(RerunOutcome {
-            before_report: recheck::pretty(&done.before),
-            after_report: recheck::pretty(&done.after),
+            before_report: recheck::pretty(&done.before.to_value()),
+            after_report: recheck::pretty(&done.after.to_value()),
             changed: done.changed(),
             detail,
         })
@@ -442,8 +465,9 @@ impl ReviewSource for StoreSource {
             note: request.note.clone(),
             seen_report_sha256: request.report_sha256.clone(),
         };
-        let rules = crate::commands::queue::review_rules(&self.policy, wanted.action);
-        match self.store.decide(&wanted, key, &rules) {
+        let decided = decide(&self.store, &self.policy, key, &wanted)
+            .map_err(|e| DecisionRefusal::Failed(format!("{e:#}")))?;
+        match decided {
             Ok(DecisionOutcome::Decided { receipt_seq, .. }) => self.receipt_at(&id.0, receipt_seq),
             Ok(DecisionOutcome::Approved {
                 approvals,
@@ -465,25 +489,26 @@ impl ReviewSource for StoreSource {
                 "a reveal is audited and needs your key: reopen with `cq review --key FILE`"
             );
         };
-        let index = detail::finding_index(finding_id)
-            .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?;
-        let c = self.compaction(id)?;
-        let (_, parts, report) = self.load(&c)?;
-        let secrets = summary_secrets(&report, &parts, self.checker.get()?.scanner());
-        let value = secrets
-            .get(index)
-            .and_then(|s| parts.text.get(s.range.clone()))
-            .ok_or_else(|| anyhow::anyhow!("no finding \"{finding_id}\" on item \"{id}\""))?
-            .to_owned();
-        self.store
-            .record_reveal(&id.0, finding_id, key)
-            .context("the reveal could not be audited, so it is not shown")?;
-        Ok(value)
+        reveal(
+            &self.store,
+            self.checker.get()?.scanner(),
+            key,
+            &id.0,
+            finding_id,
+        )
     }
 
     fn audit_status(&mut self, id: &ItemId) -> anyhow::Result<AuditView> {
         let receipts = self.receipts(&id.0)?;
-        let chain = match crate::audit::verify(&self.store, None) {
+        // The log's chain is checked incrementally (only what was appended since the last
+        // look), and this item's receipts and columns by inclusion under the signed head.
+        let key = *self.store.public_key();
+        let check = self.chain.get_or_insert_with(|| ChainCheck::new(&key));
+        let chain = match self
+            .store
+            .refresh_chain(check)
+            .and_then(|report| self.store.verified_compaction(&id.0).map(|_| report))
+        {
             Ok(report) if report.is_ok() => ChainStatus::Verified {
                 entries: report.entries,
                 checkpoint: report.root,
@@ -495,6 +520,10 @@ impl ReviewSource for StoreSource {
                     reason: first.map(|p| p.message.clone()).unwrap_or_default(),
                 }
             }
+            Err(e) if e.is_tamper() => ChainStatus::Broken {
+                seq: 0,
+                reason: e.to_string(),
+            },
             Err(e) => ChainStatus::Unknown(e.to_string()),
         };
         Ok(AuditView { receipts, chain })
@@ -502,18 +531,40 @@ impl ReviewSource for StoreSource {
 
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
         let mut out = Vec::new();
-        for r in &self.policy.review.reason_codes {
-            let kinds: &[DecisionKind] = match r.applies_to.as_str() {
-                "release" => &[DecisionKind::Release],
-                "reject" => &[DecisionKind::Reject],
-                _ => &[DecisionKind::Release, DecisionKind::Reject],
-            };
-            out.extend(kinds.iter().map(|kind| ReasonCode {
+        for r in reason_rules(&self.policy) {
+            out.extend(r.actions.iter().map(|action| ReasonCode {
                 code: r.code.clone(),
                 summary: r.description.clone(),
-                kind: *kind,
+                kind: match action {
+                    Action::Release => DecisionKind::Release,
+                    Action::Reject => DecisionKind::Reject,
+                },
             }));
         }
         Ok(out)
+    }
+
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        let path = self.store.path();
+        let options = store::OpenOptions {
+            mode: self.store.mode(),
+            // The key this connection trusts, however it came (`--store-key` included).
+            store_key: self
+                .store
+                .trust()
+                .is_ok()
+                .then(|| self.store.verifier_key()),
+        };
+        let store = Store::open_with(path, &options)
+            .with_context(|| format!("while opening \"{}\" again", path.display()))?;
+        Ok(Box::new(StoreSource {
+            store,
+            policy: self.policy.clone(),
+            checker: Deferred::Later(Box::new(self.policy.clone())),
+            key: self.key.clone(),
+            reviewer: self.reviewer.clone(),
+            chain: None,
+            tally: Tally::default(),
+        }))
     }
 }

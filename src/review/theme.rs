@@ -35,6 +35,10 @@ pub enum Role {
     Conflict,
     Authority,
     Pinned,
+    /// The summary sentence the selected constraint is about.
+    Evidence,
+    /// Words a read-time guess matched (a user turn sharing a constraint's words).
+    Matched,
     Tagged,
     Key,
     StatusBar,
@@ -42,7 +46,7 @@ pub enum Role {
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 21] = [
+    pub const ALL: [Role; 23] = [
         Role::Text,
         Role::Dim,
         Role::Title,
@@ -61,6 +65,8 @@ impl Role {
         Role::Conflict,
         Role::Authority,
         Role::Pinned,
+        Role::Evidence,
+        Role::Matched,
         Role::Tagged,
         Role::Key,
         Role::StatusBar,
@@ -87,6 +93,8 @@ impl Role {
             Role::Conflict => "conflict",
             Role::Authority => "authority",
             Role::Pinned => "pinned",
+            Role::Evidence => "evidence",
+            Role::Matched => "matched",
             Role::Tagged => "tagged",
             Role::Key => "key",
             Role::StatusBar => "status_bar",
@@ -250,6 +258,8 @@ mod tests {
             Role::Selection,
             Role::AddedEmph,
             Role::SecretMask,
+            Role::Evidence,
+            Role::Matched,
         ] {
             assert!(
                 !theme.style(role).add_modifier.is_empty(),

@@ -3,21 +3,30 @@
 //! [`build_view`] is a pure function of [`App`] (and the theme): it decides the layout for the
 //! terminal size, styles every line by meaning, and routes every untrusted string through
 //! [`text::untrusted`]. The widgets only place what it produced, so every screen state can be
-//! unit-tested here and snapshot-tested through the widgets. The layout helpers are also used
-//! by the state machine (mouse hit-testing, scrolling to a finding), so both agree.
+//! unit-tested here and snapshot-tested through the widgets. The layout it decided is also
+//! summed up in [`View::metrics`], which the loop feeds back to the state machine after each
+//! draw (scroll limits, page sizes, mouse hit-testing, scrolling to a finding), so both agree
+//! without the state machine ever building a view.
 
+mod columns;
+mod constraints;
+mod dashboard;
 mod detail;
 mod diff;
+mod evidence;
+pub mod metrics;
 mod overlay;
 mod queue;
 pub mod text;
+mod triage;
 
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-pub use detail::finding_lines;
-pub use queue::queue_scroll_top;
+pub use dashboard::{DashboardAreas, DashboardStyles, DashboardView, DayBars, DAY_WIDTH};
+pub use metrics::{FindingLines, LayoutMetrics, PaneMetrics, QueueMetrics, Scroller};
+pub use queue::{queue_areas, queue_scroll_top};
 
 use crate::review::action::Action;
 use crate::review::app::{App, Overlay, Screen};
@@ -40,6 +49,8 @@ pub struct View {
     pub footer: Line<'static>,
     pub overlay: Option<OverlayView>,
     pub layout: ScreenLayout,
+    /// What the state machine reads back about this layout.
+    pub metrics: LayoutMetrics,
 }
 
 /// Where the four bands of the screen are.
@@ -54,7 +65,8 @@ pub struct ScreenLayout {
 /// The body of the screen.
 #[derive(Debug, Clone)]
 pub enum Body {
-    Queue(QueueView),
+    Queue(Box<QueueView>),
+    Dashboard(Box<DashboardView>),
     Panes {
         /// A line above the panes (the open item), with where it goes.
         title: Option<(Rect, Line<'static>)>,
@@ -69,16 +81,21 @@ pub struct QueueView {
     pub title: Line<'static>,
     pub columns: Vec<(&'static str, Constraint)>,
     pub rows: Vec<Vec<Line<'static>>>,
+    /// Data rows that fit in the table.
+    pub visible: usize,
     /// Index into `rows` of the selected row.
     pub selected: Option<usize>,
     pub selected_style: Style,
     /// Shown instead of rows (loading, empty, error).
     pub placeholder: Option<Line<'static>>,
+    /// The selected row at a glance, below the table when there is room.
+    pub preview: Option<PaneView>,
 }
 
 /// A bordered, scrolled block of lines.
 #[derive(Debug, Clone)]
 pub struct PaneView {
+    pub scroller: Scroller,
     pub area: Rect,
     pub title: Line<'static>,
     pub lines: Vec<Line<'static>>,
@@ -167,9 +184,23 @@ pub fn inner(rect: Rect) -> (usize, usize) {
 pub fn build_view(app: &App, theme: &Theme) -> View {
     let area = app_area(app);
     let layout = screen_layout(area);
+    let mut findings = Vec::new();
+    let mut followed = None;
     let body = match app.screen {
-        Screen::Queue => Body::Queue(queue::queue_view(app, theme, layout.body)),
-        Screen::Detail => detail::detail_body(app, theme, layout.body),
+        Screen::Queue => Body::Queue(Box::new(queue::queue_view(app, theme, layout.body))),
+        Screen::Detail => {
+            let (body, lines) = detail::detail_body(app, theme, layout.body);
+            findings = lines;
+            body
+        }
+        Screen::Constraints => {
+            let (body, line) = constraints::constraints_body(app, theme, layout.body);
+            followed = line;
+            body
+        }
+        Screen::Dashboard => {
+            Body::Dashboard(Box::new(dashboard::dashboard_view(app, theme, layout.body)))
+        }
         Screen::Diff => Body::Panes {
             title: None,
             panes: vec![diff::diff_pane(app, theme, layout.body)],
@@ -179,9 +210,12 @@ pub fn build_view(app: &App, theme: &Theme) -> View {
             panes: vec![diff::audit_pane(app, theme, layout.body)],
         },
     };
+    let mut metrics = LayoutMetrics::of(app.size, &body, findings);
+    metrics.constraint_summary_scroll = followed;
     View {
         area,
         header: header(app, theme),
+        metrics,
         body,
         status: status_line(app, theme),
         footer: footer(app, theme),
@@ -236,8 +270,21 @@ fn header(app: &App, theme: &Theme) -> Line<'static> {
             theme.style(Role::Warning),
         ));
     }
-
     spans.push(sep());
+    // What the queue holds, by the check of its main reason.
+    if !app.queue.reasons.is_empty() {
+        for (n, (reason, count)) in app.queue.reasons.iter().enumerate() {
+            if n > 0 {
+                spans.push(Span::styled(" · ", theme.style(Role::Dim)));
+            }
+            spans.extend(text::untrusted_inline(reason, Style::default(), theme));
+            spans.push(Span::styled(
+                format!(" {count}"),
+                theme.style(Role::Warning),
+            ));
+        }
+        spans.push(sep());
+    }
     spans.push(Span::styled(
         format!("reviewer {}", app.options.reviewer),
         theme.style(Role::Dim),
@@ -282,9 +329,16 @@ fn status_line(app: &App, theme: &Theme) -> Option<Line<'static>> {
     })
 }
 
-/// Short footer label of an action.
-fn footer_label(action: Action) -> &'static str {
+/// Short footer label of an action on the current screen.
+fn footer_label(app: &App, action: Action) -> &'static str {
     match action {
+        Action::Constraints if app.screen == Screen::Constraints => "detail",
+        Action::Constraints => "constraints",
+        Action::NextFailing => "next failing",
+        Action::PrevFailing => "prev failing",
+        Action::Dashboard => "dashboard",
+        Action::Rerun if app.screen == Screen::Dashboard => "refresh",
+        Action::Open if app.screen == Screen::Constraints => "evidence",
         Action::Open => "open",
         Action::Filter => "filter",
         Action::Sort => "sort",
@@ -312,6 +366,8 @@ pub fn footer_actions(app: &App) -> Vec<Action> {
     let list: &[Action] = match app.screen {
         Screen::Queue => &[
             Open,
+            Constraints,
+            NextFailing,
             Filter,
             Sort,
             Tag,
@@ -319,15 +375,42 @@ pub fn footer_actions(app: &App) -> Vec<Action> {
             Release,
             Reject,
             RejectTagged,
+            Dashboard,
             Command,
             Help,
             Quit,
         ],
         Screen::Detail => &[
-            NextPane, Open, Zoom, ToggleDiff, Rerun, Release, Reject, Reveal, Audit, Back, Help,
+            NextPane,
+            Open,
+            Zoom,
+            Constraints,
+            ToggleDiff,
+            Rerun,
+            Release,
+            Reject,
+            Reveal,
+            Audit,
+            Back,
+            Help,
+        ],
+        Screen::Constraints => &[
+            NextFailing,
+            PrevFailing,
+            NextPane,
+            Open,
+            Constraints,
+            ToggleDiff,
+            Rerun,
+            Release,
+            Reject,
+            Zoom,
+            Back,
+            Help,
         ],
         Screen::Diff => &[NextPane, ToggleDiff, Back, Help],
         Screen::Audit => &[Back, Help],
+        Screen::Dashboard => &[Back, Rerun, Help, Quit],
     };
     list.iter()
         .copied()
@@ -336,25 +419,32 @@ pub fn footer_actions(app: &App) -> Vec<Action> {
 }
 
 fn footer(app: &App, theme: &Theme) -> Line<'static> {
+    let mut actions = footer_actions(app);
+    let width = |actions: &[Action]| -> usize {
+        actions
+            .iter()
+            .map(|a| {
+                app.keymap.label(*a).chars().count() + footer_label(app, *a).chars().count() + 3
+            })
+            .sum()
+    };
+    // Too wide: drop the last actions before help and quit (the help overlay lists them all).
+    while width(&actions) > usize::from(app.size.0) {
+        let Some(at) = actions
+            .iter()
+            .rposition(|a| !matches!(a, Action::Help | Action::Quit))
+        else {
+            break;
+        };
+        actions.remove(at);
+    }
     let mut spans = Vec::new();
-    for action in footer_actions(app) {
+    for action in actions {
         spans.push(Span::styled(
             format!(" {}", app.keymap.label(action)),
             theme.style(Role::Key),
         ));
-        spans.push(Span::raw(format!(" {} ", footer_label(action))));
+        spans.push(Span::raw(format!(" {} ", footer_label(app, action))));
     }
     Line::from(spans).style(theme.style(Role::StatusBar))
-}
-
-/// How far the focused scrolling pane (or the diff / audit pane) can scroll.
-pub fn scroll_limit(app: &App) -> usize {
-    let view = build_view(app, &Theme::plain());
-    match &view.body {
-        Body::Panes { panes, .. } => panes
-            .iter()
-            .find(|p| p.focused)
-            .map_or(0, |p| p.lines.len().saturating_sub(inner(p.area).1)),
-        Body::Queue(_) => 0,
-    }
 }

@@ -4,11 +4,14 @@
 //! they read no state, hold no locks and never see an unsanitized string.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Row, Table, Widget};
+use ratatui::widgets::{
+    Bar, BarChart, BarGroup, Block, BorderType, Borders, Clear, Paragraph, Row, Sparkline, Table,
+    Widget,
+};
 
-use crate::review::view::{Body, OverlayView, PaneView, QueueView, View};
+use crate::review::view::{Body, DashboardView, OverlayView, PaneView, QueueView, View};
 
 impl Widget for &View {
     fn render(self, _area: Rect, buf: &mut Buffer) {
@@ -17,7 +20,13 @@ impl Widget for &View {
             .style(self.header.style)
             .render(layout.header, buf);
         match &self.body {
-            Body::Queue(queue) => queue.render(layout.body, buf),
+            Body::Queue(queue) => {
+                queue.render(queue.area, buf);
+                if let Some(preview) = &queue.preview {
+                    preview.render(preview.area, buf);
+                }
+            }
+            Body::Dashboard(dashboard) => dashboard.as_ref().render(dashboard.area, buf),
             Body::Panes { title, panes } => {
                 if let Some((area, line)) = title {
                     Paragraph::new(line.clone()).render(*area, buf);
@@ -114,5 +123,119 @@ impl Widget for &OverlayView {
         let inner = block.inner(area);
         block.render(area, buf);
         Paragraph::new(self.lines.clone()).render(inner, buf);
+    }
+}
+
+fn block(title: &str, view: &DashboardView) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(view.styles.border)
+        .title(Line::styled(format!(" {title} "), view.styles.title))
+}
+
+impl Widget for &DashboardView {
+    fn render(self, _area: Rect, buf: &mut Buffer) {
+        let a = self.areas;
+        let s = self.styles;
+        // Per day: quarantined, released, rejected side by side, each bar labelled q r x.
+        let days = block("Per day: q quarantined · r released · x rejected", self);
+        let inner = days.inner(a.days);
+        days.render(a.days, buf);
+        let groups: Vec<BarGroup> = self
+            .days
+            .iter()
+            .map(|d| {
+                BarGroup::with_label(
+                    Line::from(d.label.clone()),
+                    vec![
+                        Bar::with_label("q", d.quarantined).style(s.quarantined),
+                        Bar::with_label("r", d.released).style(s.released),
+                        Bar::with_label("x", d.rejected).style(s.rejected),
+                    ],
+                )
+            })
+            .collect();
+        let mut chart = BarChart::default()
+            .bar_width(2)
+            .bar_gap(0)
+            .group_gap(1)
+            .value_style(s.dim)
+            .label_style(s.dim);
+        for group in groups {
+            chart = chart.data(group);
+        }
+        chart.render(inner, buf);
+        if let Some(note) = &self.note {
+            Paragraph::new(note.clone()).render(inner, buf);
+        }
+        // The whole history as a sparkline, with totals under it.
+        let history = block("History: quarantined per day", self);
+        let inner = history.inner(a.history);
+        history.render(a.history, buf);
+        let [spark, totals] =
+            Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(inner);
+        let width = usize::from(spark.width.max(1));
+        let data: Vec<u64> = self
+            .history
+            .iter()
+            .skip(self.history.len().saturating_sub(width))
+            .copied()
+            .collect();
+        Sparkline::default()
+            .data(&data)
+            .style(s.quarantined)
+            .render(spark, buf);
+        Paragraph::new(self.history_lines.clone()).render(totals, buf);
+        // What is quarantined now, by reason.
+        let reasons = block("Quarantined now, by reason", self);
+        let inner = reasons.inner(a.reasons);
+        reasons.render(a.reasons, buf);
+        let bars: Vec<Bar> = self
+            .reasons
+            .iter()
+            .map(|(label, n)| {
+                Bar::default()
+                    .label(label.clone())
+                    .value(*n)
+                    .style(s.quarantined)
+            })
+            .collect();
+        BarChart::default()
+            .direction(Direction::Horizontal)
+            .bar_width(1)
+            .bar_gap(0)
+            .value_style(s.dim)
+            .data(BarGroup::new(bars))
+            .render(inner, buf);
+        let waiting = block("Waiting longest", self);
+        let inner = waiting.inner(a.waiting);
+        waiting.render(a.waiting, buf);
+        let lines = crate::review::view::text::wrap(self.waiting.clone(), usize::from(inner.width));
+        Paragraph::new(lines).render(inner, buf);
+        // Each reviewer's releases (r) and rejections (x).
+        let reviewers = block("Decisions by reviewer: r released · x rejected", self);
+        let inner = reviewers.inner(a.reviewers);
+        reviewers.render(a.reviewers, buf);
+        if self.reviewers.is_empty() {
+            Paragraph::new(Line::styled("no decisions yet", s.dim)).render(inner, buf);
+            return;
+        }
+        let mut chart = BarChart::default()
+            .direction(Direction::Horizontal)
+            .bar_width(1)
+            .bar_gap(0)
+            .group_gap(1)
+            .value_style(s.dim);
+        for (who, released, rejected) in &self.reviewers {
+            chart = chart.data(BarGroup::with_label(
+                who.clone(),
+                vec![
+                    Bar::with_label("r", *released).style(s.released),
+                    Bar::with_label("x", *rejected).style(s.rejected),
+                ],
+            ));
+        }
+        chart.render(inner, buf);
     }
 }

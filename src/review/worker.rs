@@ -1,22 +1,31 @@
-//! The worker thread: the only code that talks to the data source.
+//! The work the reviewer hands to the data source, and how each piece is answered.
 //!
-//! The worker owns its own [`ReviewSource`] handle (its own SQLite connection in
-//! production), so slow work (rerunning checks, loading a large item) never blocks drawing.
-//! Requests that only *read* coalesce newest-wins: when several queue loads (or item loads,
-//! or audit loads) are waiting, only the last runs. Every read carries the generation number
-//! the UI gave it and the UI drops results whose generation is no longer current. Writes
-//! (decisions, reveals, reruns) never coalesce and never get dropped.
+//! Work goes down one of two [`lanes`], each a thread with its own [`ReviewSource`] handle
+//! (its own SQLite connection in production), so neither ever blocks drawing:
+//! - the fast lane answers [`Request`]s: queue pages, item loads, the focused row's preview,
+//!   the queue's reason counts, the dashboard, reason codes, decisions and reveals. Reads
+//!   coalesce newest-wins: when several queue loads (or item loads, previews…) wait, only the
+//!   last runs. Writes never coalesce and never get dropped.
+//! - the slow lane runs [`Job`]s: reruns (one item, or every tagged one) and the audit view's
+//!   whole-store `audit verify`. A new job of the same [`JobKind`] cancels the one running
+//!   (and any still waiting); a batch rerun stops between items, an audit verify that cannot
+//!   stop mid-way has its result dropped.
+//!
+//! Every read and job carries the generation number the UI gave it, and the UI drops answers
+//! whose generation is no longer current. [`handle`] and [`run_job`] are the lanes' bodies;
+//! the headless driver calls them directly.
 
-use std::sync::mpsc::{Receiver, Sender};
-use std::thread::JoinHandle;
+pub mod lanes;
+
+pub use lanes::Lanes;
 
 use crate::review::filter::Filter;
 use crate::review::source::{
-    AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, ReasonCode,
-    Receipt, RerunOutcome, ReviewSource, Sort,
+    AuditView, Dashboard, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, ItemPreview,
+    QueuePage, ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort,
 };
 
-/// Work for the worker.
+/// Quick work for the fast lane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     Queue {
@@ -30,15 +39,21 @@ pub enum Request {
         generation: u64,
         id: ItemId,
     },
-    Audit {
+    /// The focused queue row's preview.
+    Preview {
         generation: u64,
         id: ItemId,
+    },
+    /// The queue's counts by reason, for the header.
+    Reasons {
+        generation: u64,
+        filter: Filter,
+    },
+    /// The dashboard's numbers.
+    Dashboard {
+        generation: u64,
     },
     ReasonCodes,
-    Rerun {
-        generation: u64,
-        id: ItemId,
-    },
     Decide {
         id: ItemId,
         request: DecisionRequest,
@@ -61,14 +76,52 @@ impl Request {
         match self {
             Request::Queue { .. } => Some(0),
             Request::Item { .. } => Some(1),
-            Request::Audit { .. } => Some(2),
-            Request::ReasonCodes => Some(3),
+            Request::ReasonCodes => Some(2),
+            Request::Preview { .. } => Some(3),
+            Request::Reasons { .. } => Some(4),
+            Request::Dashboard { .. } => Some(5),
             _ => None,
         }
     }
 }
 
-/// The worker's answer to a [`Request`]; errors are rendered strings for display.
+/// Kinds of slow job; a new job cancels the running job of its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    Rerun,
+    Audit,
+}
+
+impl JobKind {
+    pub const ALL: [JobKind; 2] = [JobKind::Rerun, JobKind::Audit];
+
+    pub fn index(self) -> usize {
+        match self {
+            JobKind::Rerun => 0,
+            JobKind::Audit => 1,
+        }
+    }
+}
+
+/// Slow work for the slow lane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Job {
+    /// Rerun the checks of each item in turn, answering item by item.
+    Rerun { generation: u64, ids: Vec<ItemId> },
+    /// The item's receipts and a verification of the whole audit log.
+    Audit { generation: u64, id: ItemId },
+}
+
+impl Job {
+    pub fn kind(&self) -> JobKind {
+        match self {
+            Job::Rerun { .. } => JobKind::Rerun,
+            Job::Audit { .. } => JobKind::Audit,
+        }
+    }
+}
+
+/// A lane's answer; errors are rendered strings for display.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkerResult {
     Queue {
@@ -79,11 +132,24 @@ pub enum WorkerResult {
         generation: u64,
         result: Result<ItemDetail, String>,
     },
+    Preview {
+        generation: u64,
+        result: Result<ItemPreview, String>,
+    },
+    Reasons {
+        generation: u64,
+        result: Result<Vec<(String, usize)>, String>,
+    },
+    Dashboard {
+        generation: u64,
+        result: Result<Dashboard, String>,
+    },
     Audit {
         generation: u64,
         result: Result<AuditView, String>,
     },
     ReasonCodes(Result<Vec<ReasonCode>, String>),
+    /// One item of a rerun job.
     Rerun {
         generation: u64,
         id: ItemId,
@@ -107,7 +173,7 @@ fn text(e: anyhow::Error) -> String {
     format!("{e:#}")
 }
 
-/// Runs one request against the source (the worker's loop body; tests call it directly).
+/// Answers one request against the source (the fast lane's loop body).
 pub fn handle(source: &mut dyn ReviewSource, request: Request) -> WorkerResult {
     match request {
         Request::Queue {
@@ -126,16 +192,19 @@ pub fn handle(source: &mut dyn ReviewSource, request: Request) -> WorkerResult {
             generation,
             result: source.item(&id).map_err(text),
         },
-        Request::Audit { generation, id } => WorkerResult::Audit {
+        Request::Preview { generation, id } => WorkerResult::Preview {
             generation,
-            result: source.audit_status(&id).map_err(text),
+            result: source.preview(&id).map_err(text),
+        },
+        Request::Reasons { generation, filter } => WorkerResult::Reasons {
+            generation,
+            result: source.reason_counts(&filter).map_err(text),
+        },
+        Request::Dashboard { generation } => WorkerResult::Dashboard {
+            generation,
+            result: source.dashboard().map_err(text),
         },
         Request::ReasonCodes => WorkerResult::ReasonCodes(source.reason_codes().map_err(text)),
-        Request::Rerun { generation, id } => WorkerResult::Rerun {
-            generation,
-            result: source.rerun(&id).map_err(text),
-            id,
-        },
         Request::Decide { id, request } => WorkerResult::Decided {
             result: source.decide(&id, &request),
             id,
@@ -169,6 +238,41 @@ pub fn handle(source: &mut dyn ReviewSource, request: Request) -> WorkerResult {
     }
 }
 
+/// Runs one job against the source (the slow lane's loop body), handing each answer to
+/// `send`, which says whether anyone still listens. `cancelled` is asked before each item of a
+/// rerun (an item already started finishes: its report is one transaction) and after an audit
+/// verify, whose result is then dropped.
+pub fn run_job(
+    source: &mut dyn ReviewSource,
+    job: Job,
+    cancelled: &dyn Fn() -> bool,
+    send: &mut dyn FnMut(WorkerResult) -> bool,
+) {
+    match job {
+        Job::Rerun { generation, ids } => {
+            for id in ids {
+                if cancelled() {
+                    return;
+                }
+                let result = source.rerun(&id).map_err(text);
+                if !send(WorkerResult::Rerun {
+                    generation,
+                    id,
+                    result,
+                }) {
+                    return;
+                }
+            }
+        }
+        Job::Audit { generation, id } => {
+            let result = source.audit_status(&id).map_err(text);
+            if !cancelled() {
+                send(WorkerResult::Audit { generation, result });
+            }
+        }
+    }
+}
+
 /// Keeps only the newest of each coalescing kind, in arrival order otherwise.
 pub fn coalesce(pending: Vec<Request>) -> Vec<Request> {
     let mut out: Vec<Request> = Vec::with_capacity(pending.len());
@@ -181,57 +285,6 @@ pub fn coalesce(pending: Vec<Request>) -> Vec<Request> {
     out
 }
 
-/// A running worker thread.
-pub struct Worker {
-    requests: Option<Sender<Request>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Worker {
-    /// Starts the worker; it answers on `results` until the [`Worker`] is dropped.
-    pub fn spawn(
-        mut source: Box<dyn ReviewSource>,
-        results: Sender<WorkerResult>,
-    ) -> anyhow::Result<Worker> {
-        let (tx, rx) = std::sync::mpsc::channel::<Request>();
-        let thread = std::thread::Builder::new()
-            .name("cq-review-worker".into())
-            .spawn(move || run(source.as_mut(), &rx, &results))?;
-        Ok(Worker {
-            requests: Some(tx),
-            thread: Some(thread),
-        })
-    }
-
-    /// Queues a request (ignored if the worker has stopped).
-    pub fn send(&self, request: Request) {
-        if let Some(tx) = &self.requests {
-            let _ = tx.send(request);
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.requests = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn run(source: &mut dyn ReviewSource, rx: &Receiver<Request>, results: &Sender<WorkerResult>) {
-    while let Ok(first) = rx.recv() {
-        let mut pending = vec![first];
-        pending.extend(rx.try_iter());
-        for request in coalesce(pending) {
-            if results.send(handle(source, request)).is_err() {
-                return;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,7 +294,7 @@ mod tests {
         Request::Queue {
             generation,
             filter: Filter::default(),
-            sort: Sort::Age,
+            sort: Sort::Severity,
             offset: 0,
             limit: 10,
         }
@@ -249,25 +302,50 @@ mod tests {
 
     #[test]
     fn reads_coalesce_newest_wins_and_writes_stay() {
-        let rerun = Request::Rerun {
-            generation: 1,
+        let reveal = Request::Reveal {
             id: ItemId("q-0001".into()),
+            finding_id: "f-1".into(),
+            reviewer: "alice".into(),
         };
-        let out = coalesce(vec![queue(1), rerun.clone(), queue(2), queue(3)]);
-        assert_eq!(out, vec![rerun, queue(3)]);
+        let out = coalesce(vec![queue(1), reveal.clone(), queue(2), queue(3)]);
+        assert_eq!(out, vec![reveal, queue(3)]);
     }
 
     #[test]
-    fn worker_thread_answers_with_generation() {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let worker = Worker::spawn(Box::new(FakeSource::new()), tx).unwrap();
-        worker.send(queue(7));
-        match rx.recv().unwrap() {
-            WorkerResult::Queue { generation, result } => {
-                assert_eq!(generation, 7);
-                assert_eq!(result.unwrap().total, 20);
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+    fn a_cancelled_rerun_stops_between_items() {
+        let mut source = FakeSource::new();
+        let ids: Vec<ItemId> = source.items.iter().take(3).map(|i| i.id.clone()).collect();
+        let sent = std::cell::Cell::new(0);
+        let mut results = Vec::new();
+        run_job(
+            &mut source,
+            Job::Rerun { generation: 1, ids },
+            &|| sent.get() >= 1,
+            &mut |r| {
+                sent.set(sent.get() + 1);
+                results.push(r);
+                true
+            },
+        );
+        assert_eq!(results.len(), 1);
+        assert_eq!(source.reruns.len(), 1, "the rest never ran");
+    }
+
+    #[test]
+    fn a_cancelled_audit_verify_drops_its_result() {
+        let mut source = FakeSource::new();
+        let id = source.items[0].id.clone();
+        let mut results = Vec::new();
+        let job = Job::Audit { generation: 1, id };
+        run_job(&mut source, job.clone(), &|| true, &mut |r| {
+            results.push(r);
+            true
+        });
+        assert!(results.is_empty());
+        run_job(&mut source, job, &|| false, &mut |r| {
+            results.push(r);
+            true
+        });
+        assert_eq!(results.len(), 1);
     }
 }

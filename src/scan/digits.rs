@@ -4,6 +4,7 @@
 //! enough digits, instead of over the whole text.
 
 use std::ops::Range;
+use std::sync::{Arc, OnceLock};
 
 use regex::bytes::{RegexSet, RegexSetBuilder};
 
@@ -14,12 +15,17 @@ use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
 /// tells which rules can match there at all; each of those then runs in its own threshold's
 /// windows inside. A rule's regex runs on a window only if the set says it matches somewhere
 /// around it, so findings are those of running every rule in all of its windows.
+///
+/// Rules with the very same regex and threshold (IPv4 addresses and reserved ones, Australian
+/// ACN and TFN) form one group: one set pattern and one search per window, then each rule's own
+/// checks. The set is compiled when a field first has digits, and shared by the scanners of one
+/// rule pack that enable the same digit rules.
 #[derive(Debug, Clone)]
 pub(super) struct DigitRules {
-    /// Rule indexes in set pattern order, and each rule's cluster threshold.
-    pub rules: Vec<usize>,
+    /// Groups in set pattern order: the rules sharing one regex, and their cluster threshold.
+    pub groups: Vec<Vec<usize>>,
     pub mins: Vec<usize>,
-    pub set: RegexSet,
+    set: Arc<OnceLock<Result<RegexSet, String>>>,
 }
 
 impl DigitRules {
@@ -27,41 +33,73 @@ impl DigitRules {
     pub fn floor(&self) -> usize {
         self.mins.iter().copied().min().unwrap_or(1)
     }
+
+    /// The set over the groups' regexes, compiled on first use.
+    pub fn set(&self, rules: &[Rule]) -> Result<&RegexSet, RuleError> {
+        self.set
+            .get_or_init(|| {
+                let patterns = self.groups.iter().map(|g| rules[g[0]].pattern.as_str());
+                RegexSetBuilder::new(patterns)
+                    .unicode(false)
+                    .size_limit(REGEX_SIZE_LIMIT * 4)
+                    .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|reason| RuleError::Regex {
+                id: "digit-triggered rules (min_digits)".to_owned(),
+                reason: reason.clone(),
+            })
+    }
+
+    /// The groups whose regex matches somewhere in `hay`, in set order: the set's answer, or
+    /// each group's own regex when the set cannot be built (the same answer, slower).
+    pub fn matching(&self, rules: &[Rule], hay: &[u8]) -> Vec<usize> {
+        match self.set(rules) {
+            Ok(set) => set.matches(hay).into_iter().collect(),
+            Err(_) => (0..self.groups.len())
+                .filter(|&g| rules[self.groups[g][0]].is_match(hay))
+                .collect(),
+        }
+    }
 }
 
-/// The enabled keyword-less ASCII rules that declare `min_digits`, behind one set.
+/// The enabled keyword-less ASCII rules that declare `min_digits`, grouped by regex; the set of
+/// `previous` is reused when it covers the very same groups.
 pub(super) fn digit_rules(
     rules: &[Rule],
     enabled: &[bool],
-) -> Result<Option<DigitRules>, RuleError> {
-    let mut members = Vec::new();
-    let mut mins = Vec::new();
+    previous: Option<&DigitRules>,
+) -> Option<DigitRules> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut mins: Vec<usize> = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         if !enabled.get(i).copied().unwrap_or(false) {
             continue;
         }
         if let (Some(min), true, false) = (r.min_digits, r.keywords.is_empty(), r.unicode) {
-            members.push(i);
-            mins.push(min);
+            let same = groups
+                .iter()
+                .zip(&mins)
+                .position(|(g, &m)| m == min && rules[g[0]].same_search(r));
+            match same {
+                Some(at) => groups[at].push(i),
+                None => {
+                    groups.push(vec![i]);
+                    mins.push(min);
+                }
+            }
         }
     }
-    if members.is_empty() {
-        return Ok(None);
+    if groups.is_empty() {
+        return None;
     }
-    let set = RegexSetBuilder::new(members.iter().map(|&i| rules[i].pattern.as_str()))
-        .unicode(false)
-        .size_limit(REGEX_SIZE_LIMIT * 4)
-        .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
-        .build()
-        .map_err(|e| RuleError::Regex {
-            id: "digit-triggered rules (min_digits)".to_owned(),
-            reason: e.to_string(),
-        })?;
-    Ok(Some(DigitRules {
-        rules: members,
-        mins,
-        set,
-    }))
+    let set = match previous {
+        Some(p) if p.groups == groups => Arc::clone(&p.set),
+        _ => Arc::new(OnceLock::new()),
+    };
+    Some(DigitRules { groups, mins, set })
 }
 
 /// The windows in `windows` (sorted, disjoint) that lie inside `outer`.
@@ -95,11 +133,8 @@ fn joiner(b: u8) -> bool {
 pub(super) fn clusters(bytes: &[u8]) -> Vec<Cluster> {
     let mut out = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
+    while let Some(at) = next_digit(bytes, i) {
+        i = at;
         let start = i;
         let mut end = i;
         let mut digits = 0;
@@ -127,6 +162,28 @@ pub(super) fn clusters(bytes: &[u8]) -> Vec<Cluster> {
     out
 }
 
+/// The first digit at or after `from`. Most text holds few digits, so it tests 8 bytes at a
+/// time (one word: a byte `b` is a digit when `b ^ b'0'` is below 10) while none is one.
+fn next_digit(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let rest = bytes.get(from..)?;
+    let mut chunks = rest.chunks_exact(8);
+    let mut at = from;
+    for chunk in &mut chunks {
+        let word = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes) ^ (ONES * 0x30);
+        // Some byte of `word` is below 10 (the classic "has less than" word test); a chunk that
+        // cannot be read as a word (never) is searched byte by byte.
+        if word.wrapping_sub(ONES * 10) & !word & (ONES * 0x80) != 0 || word == ONES * 0x30 {
+            if let Some(p) = chunk.iter().position(u8::is_ascii_digit) {
+                return Some(at + p);
+            }
+        }
+        at += 8;
+    }
+    let tail = chunks.remainder();
+    tail.iter().position(u8::is_ascii_digit).map(|p| at + p)
+}
+
 /// Merged windows around the clusters holding at least `min` digits.
 pub(super) fn windows(clusters: &[Cluster], min: usize, len: usize) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
@@ -144,6 +201,20 @@ pub(super) fn windows(clusters: &[Cluster], min: usize, len: usize) -> Vec<Range
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_digit_finds_every_digit_in_order() {
+        let text = b"no digits here at all, then 7 and, much later in a long line of words, 42 \
+            /:;09 \x80\xb0\xb9\xff0 9";
+        let found: Vec<usize> =
+            std::iter::successors(next_digit(text, 0), |&i| next_digit(text, i + 1)).collect();
+        let expected: Vec<usize> = (0..text.len())
+            .filter(|&i| text[i].is_ascii_digit())
+            .collect();
+        assert_eq!(found, expected);
+        assert_eq!(next_digit(text, text.len()), None);
+        assert_eq!(next_digit(text, text.len() + 5), None);
+    }
 
     #[test]
     fn clusters_join_groups() {

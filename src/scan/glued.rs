@@ -198,10 +198,14 @@ fn has_key_group(h: &Hir) -> bool {
 impl Rule {
     /// Matches this rule's glued token regex at the keyword hit `at` of `text` and records an
     /// accepted value unless a match of the same rule in `out` already covers part of it.
-    pub(super) fn find_glued(&self, index: usize, text: &str, at: usize, out: &mut Vec<RawMatch>) {
-        let Some(glued) = &self.glued else {
-            return;
-        };
+    pub(super) fn find_glued(
+        &self,
+        glued: &Glued,
+        index: usize,
+        text: &str,
+        at: usize,
+        out: &mut Vec<RawMatch>,
+    ) {
         let end = (at + self.window).min(text.len());
         let Some(hay) = text.as_bytes().get(at..end) else {
             return;
@@ -263,7 +267,10 @@ fn goes_on(continues: &[bool; 256], bytes: &[u8], end: usize) -> bool {
         return true;
     }
     let rest = bytes.get(end + 1..).unwrap_or(&[]);
-    let word_len = rest.iter().take_while(|b| b.is_ascii_alphanumeric()).count();
+    let word_len = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
     let word = std::str::from_utf8(&rest[..word_len]).unwrap_or("");
     let ends_sentence = rest.first().is_none_or(u8::is_ascii_whitespace);
     let before_a_word = matches!(next, b'_' | b'-' | b'.')

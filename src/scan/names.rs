@@ -205,7 +205,9 @@ pub(super) fn name_like(s: &str) -> bool {
 /// but an acronym with a vowel; or a number of up to five digits. Generated text alternates
 /// case and digits too often for that (`wJalrXUtnFEMI`, `Vb9Tq3Wn`, `9f86d081…`).
 fn wordish(part: &str) -> bool {
-    part.is_empty() || word_counts(part).is_some_and(|(short, long)| short + long == 0 || short <= 1 && long >= 1)
+    part.is_empty()
+        || word_counts(part)
+            .is_some_and(|(short, long)| short + long == 0 || short <= 1 && long >= 1)
 }
 
 /// The short (one or two letters) and long words of `part` read as camel-case words and

@@ -3,18 +3,24 @@
 //! A rule file holds `[[rule]]` tables. Regexes are compiled as `regex::bytes` with ASCII
 //! semantics (a rule opts into Unicode with `unicode = true`) and a size limit, so a rule file
 //! cannot make the scanner allocate without bound. The sensitive value is the `secret` named
-//! group, else group 1, else the whole match.
+//! group, else group 1, else the whole match. A rule's regex is compiled when the rule first
+//! runs (most calls run few rules), or all at once by [`Rule::compiled`] callers that validate a
+//! pack; a regex that cannot compile when first run reports its whole window as a finding, so
+//! a broken rule never narrows a scan silently.
 
 use std::fmt;
-use std::ops::Range;
+use std::sync::OnceLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::shape::{self, ValueShape};
-use super::validate::{self, Outcome, Validator};
-use super::{filter, RawMatch};
+use super::validate::Validator;
+
+mod search;
+
+pub(super) use search::{find_group, MatchCtx};
 
 /// Compiled-size limit for one rule's regex.
 pub(super) const REGEX_SIZE_LIMIT: usize = 8 << 20;
@@ -145,16 +151,41 @@ pub struct Rule {
     /// where the regex matched it, as a leading `(?:-D)?[a-z0-9_.-]{0,N}` in the regex would,
     /// without the cost of that leading repetition in every search.
     pub key_prefix: usize,
-    regex: Regex,
-    /// The token regex without its boundary context, for a vendor-prefixed rule (see `glued`).
-    pub(super) glued: Option<super::glued::Glued>,
-    /// Where the value sits in a match, so most matches need no capture extraction.
-    value_shape: ValueShape,
     /// The regex source and its Unicode mode, for building shared regex sets.
     pub(super) pattern: String,
     pub(super) unicode: bool,
+    /// The regex, built when the rule first runs (or the reason it does not compile).
+    compiled: OnceLock<Result<Compiled, String>>,
     validator: Option<Validator>,
     allowlist: Vec<String>,
+}
+
+/// A rule's compiled regex and where its value sits in a match.
+#[derive(Debug, Clone)]
+pub(super) struct Compiled {
+    pub regex: Regex,
+    /// Where the value sits in a match, so most matches need no capture extraction.
+    value_shape: ValueShape,
+    /// The token regex without its boundary context, for a vendor-prefixed rule (see `glued`).
+    pub glued: Option<super::glued::Glued>,
+}
+
+/// Compiles one rule's regex with the scanner's limits.
+fn build_regex(pattern: &str, unicode: bool) -> Result<Compiled, String> {
+    let regex = RegexBuilder::new(pattern)
+        .unicode(unicode)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let groups = regex.captures_len().saturating_sub(1);
+    let first_name = regex.capture_names().nth(1).flatten();
+    let value_shape = shape::value_shape(pattern, unicode, groups, first_name);
+    Ok(Compiled {
+        regex,
+        value_shape,
+        glued: None,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -213,15 +244,6 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             reason: "id and description must not be empty".into(),
         });
     }
-    let regex = RegexBuilder::new(&spec.regex)
-        .unicode(spec.unicode)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| RuleError::Regex {
-            id: spec.id.clone(),
-            reason: e.to_string(),
-        })?;
     let validator = match &spec.validator {
         None => None,
         Some(name) => {
@@ -233,10 +255,6 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
             )
         }
     };
-    let groups = regex.captures_len().saturating_sub(1);
-    let first_name = regex.capture_names().nth(1).flatten();
-    let value_shape = shape::value_shape(&spec.regex, spec.unicode, groups, first_name);
-    let glued = super::glued::glued_regex(&spec.regex, spec.unicode, &spec.keywords, spec.category);
     let entity = spec
         .entity
         .unwrap_or_else(|| spec.category.default_entity().to_owned());
@@ -261,11 +279,9 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         context: spec.context.iter().map(|w| w.to_lowercase()).collect(),
         min_digits: spec.min_digits,
         key_prefix: spec.key_prefix.min(1 << 10),
-        regex,
-        glued,
-        value_shape,
         pattern: spec.regex,
         unicode: spec.unicode,
+        compiled: OnceLock::new(),
         validator,
         allowlist: spec
             .allowlist
@@ -285,252 +301,4 @@ pub(super) fn files_sha256(files: &[(String, String)]) -> String {
         h.update(text.as_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// What a validator sees of one match: the value, the named `key` group, and the text around.
-pub(super) struct MatchCtx<'a> {
-    pub secret: &'a str,
-    pub key: Option<&'a str>,
-    pub before: &'a str,
-    pub after: &'a str,
-    /// The rule's keywords (vendor names for vendor-keyed rules).
-    pub keywords: &'a [String],
-}
-
-impl Rule {
-    /// Appends this rule's accepted matches inside `window` of `text` to `out`.
-    pub(super) fn find_in(
-        &self,
-        index: usize,
-        text: &str,
-        window: Range<usize>,
-        out: &mut Vec<RawMatch>,
-    ) {
-        let Some(hay) = text.as_bytes().get(window.clone()) else {
-            return;
-        };
-        if self.value_shape == ValueShape::Captures {
-            self.find_with_captures(index, text, hay, window.start, out);
-            return;
-        }
-        for m in self.regex.find_iter(hay) {
-            let value = match self.value_shape.value(m.range()) {
-                Some(value) => value,
-                // Only a match at the window's start is ambiguous; its captures decide.
-                None => match self.regex.captures(hay).and_then(|c| self.value_group(&c)) {
-                    Some(v) => v.range(),
-                    None => continue,
-                },
-            };
-            let span = window.start + value.start..window.start + value.end;
-            self.push_if_accepted(index, text, span, None, out);
-        }
-    }
-
-    /// [`Rule::find_in`] for regexes whose value span needs capture extraction.
-    /// `hay` is the window of `text` that starts at byte `offset`.
-    fn find_with_captures(
-        &self,
-        index: usize,
-        text: &str,
-        hay: &[u8],
-        offset: usize,
-        out: &mut Vec<RawMatch>,
-    ) {
-        // Where the previous match ended: the search resumed there, so no key reaches before it.
-        let mut searched_from = 0;
-        for caps in self.regex.captures_iter(hay) {
-            let floor = searched_from;
-            searched_from = caps.get(0).map_or(searched_from, |m| m.end());
-            let Some(m) = self.value_group(&caps) else {
-                continue;
-            };
-            let span = offset + m.start()..offset + m.end();
-            let key = caps.name("key").and_then(|k| {
-                let start = name_start(hay, k.start(), floor, self.key_prefix);
-                text.get(offset + start..offset + k.end())
-            });
-            self.push_if_accepted(index, text, span, key, out);
-        }
-    }
-
-    /// The value: the `secret` group, else the first group that is not `key`, else the match.
-    fn value_group<'h>(
-        &self,
-        caps: &regex::bytes::Captures<'h>,
-    ) -> Option<regex::bytes::Match<'h>> {
-        let first_value = || {
-            caps.iter()
-                .zip(self.regex.capture_names())
-                .skip(1)
-                .find_map(|(m, name)| if name == Some("key") { None } else { m })
-        };
-        caps.name("secret")
-            .or_else(first_value)
-            .or_else(|| caps.get(0))
-    }
-
-    /// Validates the value at `span` of `text` and records it when accepted.
-    pub(super) fn push_if_accepted(
-        &self,
-        index: usize,
-        text: &str,
-        span: Range<usize>,
-        key: Option<&str>,
-        out: &mut Vec<RawMatch>,
-    ) {
-        let Some(secret) = text.get(span.clone()) else {
-            return;
-        };
-        if secret.is_empty() {
-            return;
-        }
-        let ctx = MatchCtx {
-            secret,
-            key,
-            before: str_before(text, span.start, 48),
-            after: str_after(text, span.end, 48),
-            keywords: &self.keywords,
-        };
-        if let Some(c) = self.accept(&ctx) {
-            out.push(RawMatch {
-                rule: index,
-                span,
-                confidence: c,
-            });
-        }
-    }
-
-    fn accept(&self, ctx: &MatchCtx<'_>) -> Option<Confidence> {
-        if !self.allowlist.is_empty() {
-            let lower = ctx.secret.to_ascii_lowercase();
-            if self.allowlist.iter().any(|a| lower.contains(a.as_str())) {
-                return None;
-            }
-        }
-        let checks_placeholders = !matches!(self.category, Category::Pii | Category::Identifier);
-        if checks_placeholders && filter::is_placeholder(ctx.secret) {
-            return None;
-        }
-        if let Some(min) = self.entropy_min {
-            if filter::shannon_entropy(ctx.secret) < min {
-                return None;
-            }
-        }
-        if self.standalone && filter::embedded_in_digit_run(ctx.before) {
-            return None;
-        }
-        if self.category == Category::Pii
-            && filter::inside_base64_blob(ctx.before, ctx.secret, ctx.after)
-        {
-            return None;
-        }
-        let mut confidence = self.confidence;
-        if let Some(v) = self.validator {
-            match validate::check(v, ctx) {
-                Outcome::Reject => return None,
-                Outcome::Confirmed => confidence = Confidence::High,
-                Outcome::Weak => confidence = confidence.min(Confidence::Low),
-                Outcome::Neutral => {}
-            }
-        }
-        Some(confidence)
-    }
-}
-
-/// How far a name reaches back from `at` in `hay`: over at most `max` name bytes, not before
-/// `floor`, and without a leading `-D` (a Java system-property flag, `-Dsonar.login=...`).
-fn name_start(hay: &[u8], at: usize, floor: usize, max: usize) -> usize {
-    let floor = floor.max(at.saturating_sub(max)).min(at);
-    let name_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
-    let start = hay[floor..at]
-        .iter()
-        .rposition(|&b| !name_byte(b))
-        .map_or(floor, |i| floor + i + 1);
-    let flag = hay
-        .get(start..start + 2)
-        .is_some_and(|f| f.eq_ignore_ascii_case(b"-d"));
-    if flag && start + 2 <= at {
-        start + 2
-    } else {
-        start
-    }
-}
-
-impl Rule {
-    /// Whether one of the rule's context words stands near `span` of `text` (true for a rule
-    /// without context words).
-    pub(super) fn context_near(&self, text: &str, span: &Range<usize>) -> bool {
-        if self.context.is_empty() {
-            return true;
-        }
-        let near = [
-            str_before(text, span.start, 96),
-            str_after(text, span.end, 32),
-        ];
-        near.iter().any(|part| {
-            let lower = part.to_lowercase();
-            self.context.iter().any(|w| has_word(&lower, w))
-        })
-    }
-}
-
-/// Whether `word` occurs in `text` with no ASCII letter or digit joined to either side (a
-/// plural `s` allowed): `nhs` in "NHS no." or "NHSs", not `tin` in "setting".
-fn has_word(text: &str, word: &str) -> bool {
-    let b = text.as_bytes();
-    let joined = |i: usize| b.get(i).is_some_and(u8::is_ascii_alphanumeric);
-    text.match_indices(word).any(|(at, w)| {
-        let end = at + w.len();
-        let end = if b.get(end) == Some(&b's') {
-            end + 1
-        } else {
-            end
-        };
-        let joined_before = at > 0 && joined(at - 1);
-        !joined_before && !joined(end)
-    })
-}
-
-fn str_before(text: &str, end: usize, n: usize) -> &str {
-    let mut start = end.saturating_sub(n);
-    while start < end && !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text.get(start..end).unwrap_or("")
-}
-
-fn str_after(text: &str, start: usize, n: usize) -> &str {
-    let mut end = (start + n).min(text.len());
-    while end > start && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.get(start..end).unwrap_or("")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{has_word, name_start};
-
-    #[test]
-    fn context_words_stand_alone() {
-        assert!(has_word("nhs no. ", "nhs"));
-        assert!(has_word("the nhss ", "nhs"));
-        assert!(has_word("(tin)", "tin"));
-        assert!(!has_word("setting ", "tin"));
-        assert!(!has_word("tin2", "tin"));
-        assert!(has_word("주민등록번호는 ", "주민등록번호"));
-    }
-
-    #[test]
-    fn key_prefix_reaches_back_like_a_bounded_leading_repetition() {
-        let hay = b"x = db.main_password = v";
-        // From `password` (at 12) back over name bytes, stopping at the space.
-        assert_eq!(name_start(hay, 12, 0, 40), 4);
-        // At most `max` bytes, never before where the search resumed.
-        assert_eq!(name_start(hay, 12, 0, 3), 9);
-        assert_eq!(name_start(hay, 12, 8, 40), 8);
-        // A leading `-D` flag is not part of the name, as `(?:-D)?` before the name made it.
-        assert_eq!(name_start(b" -Dsonar.login=", 3, 0, 40), 3);
-    }
 }

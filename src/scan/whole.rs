@@ -7,7 +7,11 @@
 //! Opt-in rules (plain URLs, dates) are broad and match almost every field; a set would only
 //! add a pass for them, so they run directly, as do rules that opt into Unicode (the set is
 //! compiled with ASCII semantics). An opt-in rule with the very regex of a gated rule (reserved
-//! IPv6 addresses) is gated on that rule's answer, which is its own.
+//! IPv6 addresses) is gated on that rule's answer, which is its own, and shares its search.
+//! The set is compiled when a field first needs it, and shared by the scanners of one rule
+//! pack that enable the same whole-field rules.
+
+use std::sync::{Arc, OnceLock};
 
 use regex::bytes::{RegexSet, RegexSetBuilder};
 
@@ -16,17 +20,25 @@ use super::rule::{Rule, REGEX_SIZE_LIMIT};
 /// The enabled whole-field rules: those checked through the set first, and the rest.
 #[derive(Debug, Clone, Default)]
 pub(super) struct WholeField {
-    set: Option<RegexSet>,
-    /// Rule indexes in set pattern order.
+    /// Rule indexes in set pattern order (empty when fewer than two: a set of one only repeats
+    /// the rule's own pass, so such a rule runs directly).
     gated: Vec<usize>,
     /// Opt-in rules with the same regex as a gated rule, and that rule's set pattern index.
     aliases: Vec<(usize, usize)>,
     direct: Vec<usize>,
+    /// `None` once the set failed to build: then every gated rule runs.
+    set: Arc<OnceLock<Option<RegexSet>>>,
 }
 
 impl WholeField {
-    /// Splits `candidates` (keyword-less rules without a digit trigger) among the enabled rules.
-    pub(super) fn new(rules: &[Rule], enabled: &[bool], candidates: &[usize]) -> WholeField {
+    /// Splits `candidates` (keyword-less rules without a digit trigger) among the enabled
+    /// rules; the set of `previous` is reused when it gates the very same rules.
+    pub(super) fn new(
+        rules: &[Rule],
+        enabled: &[bool],
+        candidates: &[usize],
+        previous: Option<&WholeField>,
+    ) -> WholeField {
         let mut gated = Vec::new();
         let mut direct = Vec::new();
         for &ri in candidates {
@@ -40,15 +52,14 @@ impl WholeField {
                 direct.push(ri);
             }
         }
-        // A set of one only repeats the rule's own pass.
         if gated.len() < 2 {
-            return WholeField::ungated(gated, direct);
+            direct.append(&mut gated);
+            direct.sort_unstable();
+            return WholeField {
+                direct,
+                ..WholeField::default()
+            };
         }
-        let set = RegexSetBuilder::new(gated.iter().map(|&ri| rules[ri].pattern.as_str()))
-            .unicode(false)
-            .size_limit(REGEX_SIZE_LIMIT * 4)
-            .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
-            .build();
         let same_regex = |ri: usize| {
             gated
                 .iter()
@@ -59,44 +70,61 @@ impl WholeField {
             .filter_map(|&ri| same_regex(ri).map(|at| (ri, at)))
             .collect();
         direct.retain(|ri| !aliases.iter().any(|(a, _)| a == ri));
-        match set {
-            Ok(set) => WholeField {
-                set: Some(set),
-                gated,
-                aliases,
-                direct,
-            },
-            // Each rule compiled alone; without the set they simply all run.
-            Err(_) => {
-                direct.extend(aliases.iter().map(|&(ri, _)| ri));
-                WholeField::ungated(gated, direct)
-            }
-        }
-    }
-
-    /// Every rule runs directly.
-    fn ungated(mut gated: Vec<usize>, mut direct: Vec<usize>) -> WholeField {
-        direct.append(&mut gated);
-        direct.sort_unstable();
+        let set = match previous {
+            Some(p) if p.gated == gated => Arc::clone(&p.set),
+            _ => Arc::new(OnceLock::new()),
+        };
         WholeField {
-            set: None,
             gated,
-            aliases: Vec::new(),
+            aliases,
             direct,
+            set,
         }
     }
 
-    /// The rules to run over `bytes`, in rule order: the direct ones and the gated ones (and
-    /// their aliases) whose regex matches somewhere in `bytes`.
-    pub(super) fn to_run(&self, bytes: &[u8]) -> Vec<usize> {
-        let mut out = self.direct.clone();
-        if let Some(set) = &self.set {
-            for i in set.matches(bytes).iter() {
-                out.push(self.gated[i]);
-                out.extend(self.aliases.iter().filter(|a| a.1 == i).map(|a| a.0));
-            }
-            out.sort_unstable();
+    /// The set over the gated rules, compiled on first use (`None` without one, or when it
+    /// cannot be built).
+    pub(super) fn set(&self, rules: &[Rule]) -> Option<&RegexSet> {
+        if self.gated.is_empty() {
+            return None;
         }
+        self.set
+            .get_or_init(|| {
+                RegexSetBuilder::new(self.gated.iter().map(|&ri| rules[ri].pattern.as_str()))
+                    .unicode(false)
+                    .size_limit(REGEX_SIZE_LIMIT * 4)
+                    .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// The rules to run over `bytes`, as groups that share one search (a gated rule and its
+    /// aliases with the same search; every other rule alone), in order of each group's first
+    /// rule: the direct ones, and the gated ones (with their aliases) whose regex matches
+    /// somewhere in `bytes`.
+    pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<Vec<usize>> {
+        let mut out: Vec<Vec<usize>> = self.direct.iter().map(|&ri| vec![ri]).collect();
+        let matching: Vec<usize> = match self.set(rules) {
+            Some(set) => set.matches(bytes).into_iter().collect(),
+            None => (0..self.gated.len()).collect(),
+        };
+        for i in matching {
+            let Some(&gate) = self.gated.get(i) else {
+                continue;
+            };
+            let mut group = vec![gate];
+            for &(alias, _) in self.aliases.iter().filter(|a| a.1 == i) {
+                if rules[gate].same_search(&rules[alias]) {
+                    group.push(alias);
+                } else {
+                    out.push(vec![alias]);
+                }
+            }
+            out.push(group);
+        }
+        out.sort_unstable();
         out
     }
 }
@@ -112,15 +140,25 @@ mod tests {
         let find = |id: &str| rules.iter().position(|r| r.id == id).unwrap();
         let (mac, ipv6, url) = (find("mac-address"), find("ipv6-address"), find("url"));
         let enabled = vec![true; rules.len()];
-        let w = WholeField::new(rules, &enabled, &[mac, ipv6, url]);
+        let w = WholeField::new(rules, &enabled, &[mac, ipv6, url], None);
         assert_eq!(w.gated.len(), 2);
-        assert_eq!(w.to_run(b"plain text"), vec![url]);
+        assert_eq!(w.to_run(rules, b"plain text"), vec![vec![url]]);
         // The IPv6 regex also matches the MAC address (its validator rejects it later).
-        assert_eq!(w.to_run(b"at 00:1A:2B:3C:4D:5E"), vec![ipv6, mac, url]);
-        // The opt-in reserved-address rule shares the IPv6 regex, so it shares its gate.
+        assert_eq!(
+            w.to_run(rules, b"at 00:1A:2B:3C:4D:5E"),
+            vec![vec![ipv6], vec![mac], vec![url]]
+        );
+        // The opt-in reserved-address rule shares the IPv6 regex, so it shares its gate and
+        // its search.
         let reserved = find("ipv6-reserved-address");
-        let w = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url]);
-        assert_eq!(w.to_run(b"plain text"), vec![url]);
-        assert_eq!(w.to_run(b"at ::1"), vec![ipv6, reserved, url]);
+        let w = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url], None);
+        assert_eq!(w.to_run(rules, b"plain text"), vec![vec![url]]);
+        assert_eq!(
+            w.to_run(rules, b"at ::1"),
+            vec![vec![ipv6, reserved], vec![url]]
+        );
+        // A scanner gating the same rules shares the compiled set.
+        let again = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url], Some(&w));
+        assert!(Arc::ptr_eq(&w.set, &again.set));
     }
 }

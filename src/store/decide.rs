@@ -5,14 +5,18 @@
 //! compaction is decided at most once (the loser gets [`DecisionError::AlreadyDecided`]), a
 //! decision on a report that a rerun has since replaced is [`DecisionError::Stale`], and a
 //! release of a two-person class needs approvals from two distinct approver keys on the
-//! current report. A reject is a veto and needs one reviewer.
+//! current report. A reject is a veto and needs one reviewer. Every fact a rule reads (the
+//! reviewer's role, the current report and its class, earlier approvals, an earlier decision)
+//! comes from receipts the store verified ([`Store::verified_compaction`]), never from a
+//! cached column; a column that disagrees is tamper.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
-use super::{Reviewer, Role, Status, Store, StoreError};
+use super::{Status, Store, StoreError, VerifiedCompaction};
+use crate::audit::authority::{Registration, Role};
 use crate::audit::keys::NamedKey;
-use crate::audit::log::LogWriter;
 use crate::audit::{Receipt, ReceiptKind};
+use crate::engine::verdict::VerdictClass;
 use crate::json::Value;
 
 /// Release or reject.
@@ -52,15 +56,15 @@ pub struct ReviewRules {
     /// Reason codes a decision may cite.
     pub reason_codes: Vec<String>,
     /// Verdict classes whose release needs two distinct approvers.
-    pub two_person_classes: Vec<String>,
+    pub two_person_classes: Vec<VerdictClass>,
     /// Whether any secret finding also needs two approvers.
     pub two_person_for_secrets: bool,
 }
 
 impl ReviewRules {
-    pub fn needs_two(&self, verdict_class: &str, has_secret_finding: bool) -> bool {
+    pub fn needs_two(&self, verdict_class: VerdictClass, has_secret_finding: bool) -> bool {
         (has_secret_finding && self.two_person_for_secrets)
-            || self.two_person_classes.iter().any(|c| c == verdict_class)
+            || self.two_person_classes.contains(&verdict_class)
     }
 }
 
@@ -123,6 +127,13 @@ pub enum DecisionError {
     Store(StoreError),
 }
 
+impl DecisionError {
+    /// Whether the store was found tampered with.
+    pub fn is_tamper(&self) -> bool {
+        matches!(self, DecisionError::Store(e) if e.is_tamper())
+    }
+}
+
 impl From<StoreError> for DecisionError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -131,15 +142,6 @@ impl From<StoreError> for DecisionError {
             other => DecisionError::Store(other),
         }
     }
-}
-
-/// The columns of a compaction a decision binds.
-struct Target {
-    status: Status,
-    report_sha256: String,
-    verdict_class: String,
-    has_secret_finding: bool,
-    receipt: Receipt,
 }
 
 impl Store {
@@ -158,55 +160,43 @@ impl Store {
                 .map(|c| format!("\"{c}\""))
                 .collect();
             return Err(DecisionError::UnknownReason {
-                code: request.reason.clone(),
+                code: crate::sanitize::excerpt(&request.reason, 40),
                 allowed: allowed.join(", "),
             });
         }
-        self.write(|tx, store_key| {
-            let reviewer = known_reviewer(self, key)?;
-            let target = load_target(tx, id)?;
-            let decided: Option<(String, String)> = tx
-                .query_row(
-                    "SELECT action, reviewer FROM decisions WHERE compaction_id = ?1",
-                    [id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(StoreError::sql("reading the decision"))?;
-            if let Some((action, by)) = decided {
-                let status = Action::parse(&action).map_or(target.status, Action::status);
+        self.write(|tx, log, _| {
+            let reviewer = self.known_reviewer(key)?;
+            let state = self.verified_compaction(id)?;
+            if let Some(d) = &state.decision {
                 return Err(DecisionError::AlreadyDecided {
                     id: id.into(),
-                    status,
-                    reviewer: by,
+                    status: state.status(),
+                    reviewer: d.reviewer.clone(),
                 });
             }
-            if target.status != Status::Quarantined {
+            if state.status() != Status::Quarantined {
                 return Err(DecisionError::NotQuarantined {
                     id: id.into(),
-                    status: target.status,
+                    status: state.status(),
                 });
             }
-            if request.seen_report_sha256 != target.report_sha256 {
+            if request.seen_report_sha256 != state.report_sha256 {
                 return Err(DecisionError::Stale {
                     id: id.into(),
-                    seen: request.seen_report_sha256.clone(),
-                    current: target.report_sha256,
+                    seen: crate::sanitize::excerpt(&request.seen_report_sha256, 64),
+                    current: state.report_sha256,
                 });
             }
-            let mut log = LogWriter::load(tx)?;
             let signed = |kind| {
-                target
-                    .receipt
-                    .clone()
-                    .with_kind(kind)
+                target_receipt(&state, kind)
                     .with("reason", request.reason.as_str())
                     .with("note", request.note.as_str())
                     .with("reviewer", reviewer.name.as_str())
                     .with("reviewer_key_id", reviewer.key_id.as_str())
             };
             let needs_two = request.action == Action::Release
-                && rules.needs_two(&target.verdict_class, target.has_secret_finding);
+                && (state.approvals_required >= 2
+                    || rules.needs_two(state.verdict_class, state.has_secret_finding));
             let mut approvers = Vec::new();
             if needs_two {
                 if reviewer.role != Role::Approver {
@@ -215,8 +205,7 @@ impl Store {
                         reviewer: reviewer.name,
                     });
                 }
-                let earlier = self.approvals(id, &target.report_sha256)?;
-                if earlier.iter().any(|a| a.key_id == reviewer.key_id) {
+                if state.approvals.iter().any(|(_, k)| *k == reviewer.key_id) {
                     return Err(DecisionError::SelfApproval {
                         id: id.into(),
                         reviewer: reviewer.name,
@@ -231,7 +220,7 @@ impl Store {
                         id,
                         reviewer.name,
                         reviewer.key_id,
-                        target.report_sha256,
+                        state.report_sha256,
                         request.reason,
                         request.note,
                         approval.seq as i64,
@@ -239,13 +228,13 @@ impl Store {
                     ],
                 )
                 .map_err(StoreError::sql("recording an approval"))?;
-                approvers = earlier
-                    .into_iter()
-                    .map(|a| Value::from(a.receipt_seq))
+                approvers = state
+                    .approvals
+                    .iter()
+                    .map(|(seq, _)| Value::from(*seq))
                     .collect();
                 approvers.push(Value::from(approval.seq));
                 if approvers.len() < 2 {
-                    log.finish(tx, Some((store_key, self.origin())))?;
                     return Ok(DecisionOutcome::Approved {
                         approvals: approvers.len(),
                         needed: 2,
@@ -268,7 +257,7 @@ impl Store {
                     request.note,
                     reviewer.name,
                     reviewer.key_id,
-                    target.report_sha256,
+                    state.report_sha256,
                     appended.seq as i64,
                     log.time()
                 ],
@@ -280,7 +269,6 @@ impl Store {
                 params![id, status.as_str()],
             )
             .map_err(StoreError::sql("updating the status"))?;
-            log.finish(tx, Some((store_key, self.origin())))?;
             Ok(DecisionOutcome::Decided {
                 status,
                 receipt_seq: appended.seq,
@@ -296,13 +284,10 @@ impl Store {
         finding_id: &str,
         key: &NamedKey,
     ) -> Result<u64, DecisionError> {
-        self.write(|tx, store_key| {
-            let reviewer = known_reviewer(self, key)?;
-            let target = load_target(tx, id)?;
-            let mut log = LogWriter::load(tx)?;
-            let receipt = target
-                .receipt
-                .with_kind(ReceiptKind::Reveal)
+        self.write(|tx, log, _| {
+            let reviewer = self.known_reviewer(key)?;
+            let state = self.verified_compaction(id)?;
+            let receipt = target_receipt(&state, ReceiptKind::Reveal)
                 .with("finding_id", finding_id)
                 .with("reviewer", reviewer.name.as_str())
                 .with("reviewer_key_id", reviewer.key_id.as_str());
@@ -321,67 +306,29 @@ impl Store {
                 ],
             )
             .map_err(StoreError::sql("recording a reveal"))?;
-            log.finish(tx, Some((store_key, self.origin())))?;
             Ok(appended.seq)
         })
     }
+
+    /// The verified registration of `key`.
+    fn known_reviewer(&self, key: &NamedKey) -> Result<Registration, DecisionError> {
+        let key_id = key.key_id();
+        self.verified_reviewer(&key_id)?
+            .ok_or(DecisionError::UnknownReviewer { key_id })
+    }
 }
 
-fn known_reviewer(store: &Store, key: &NamedKey) -> Result<Reviewer, DecisionError> {
-    let key_id = key.key_id();
-    store
-        .reviewer_by_key(&key_id)?
-        .ok_or(DecisionError::UnknownReviewer { key_id })
-}
-
-/// Reads the compaction and the digests its decision receipts bind.
-fn load_target(tx: &Connection, id: &str) -> Result<Target, StoreError> {
-    let row = tx
-        .query_row(
-            "SELECT c.status, c.report_sha256, c.verdict_class, c.has_secret_finding,
-                    c.request_sha256, c.summary_sha256, c.source_population_sha256,
-                    r.policy_sha256, r.verifier_version
-             FROM compactions c
-             JOIN reports r ON r.id = (SELECT MAX(id) FROM reports WHERE compaction_id = c.id)
-             WHERE c.id = ?1",
-            [id],
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, bool>(3)?,
-                    [
-                        r.get::<_, String>(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                        r.get(8)?,
-                    ],
-                ))
-            },
+/// The digests a decision, approval or reveal receipt binds, from the verified state.
+fn target_receipt(state: &VerifiedCompaction, kind: ReceiptKind) -> Receipt {
+    Receipt::new(kind, Some(&state.compaction_id))
+        .with("request_sha256", state.request_sha256.as_str())
+        .with("summary_sha256", state.summary_sha256.as_str())
+        .with(
+            "source_population_sha256",
+            state.source_population_sha256.as_str(),
         )
-        .optional()
-        .map_err(StoreError::sql("reading the compaction"))?
-        .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
-    let (status, report_sha256, verdict_class, has_secret_finding, digests) = row;
-    let status = Status::parse(&status).ok_or_else(|| {
-        StoreError::Corrupt(format!("compaction \"{id}\" has status \"{status}\""))
-    })?;
-    let [request, summary, population, policy, verifier] = digests;
-    let receipt = Receipt::new(ReceiptKind::Decision, Some(id))
-        .with("request_sha256", request)
-        .with("summary_sha256", summary)
-        .with("source_population_sha256", population)
-        .with("report_sha256", report_sha256.as_str())
-        .with("policy_sha256", policy)
-        .with("verifier_version", verifier)
-        .with("verdict_class", verdict_class.as_str());
-    Ok(Target {
-        status,
-        report_sha256,
-        verdict_class,
-        has_secret_finding,
-        receipt,
-    })
+        .with("report_sha256", state.report_sha256.as_str())
+        .with("policy_sha256", state.policy_sha256.as_str())
+        .with("verifier_version", state.verifier_version.as_str())
+        .with("verdict_class", state.verdict_class.as_str())
 }

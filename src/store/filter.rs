@@ -8,6 +8,7 @@
 use rusqlite::types::Value as SqlValue;
 
 use super::Status;
+use crate::engine::verdict::VerdictClass;
 
 /// Which compactions to list; empty matches everything. All conditions must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -15,7 +16,7 @@ pub struct ListFilter {
     pub status: Option<Status>,
     pub tenant_id: Option<String>,
     pub task_id: Option<String>,
-    pub verdict_class: Option<String>,
+    pub verdict_class: Option<VerdictClass>,
     /// Statuses to leave out (`!status:accepted` in the reviewer's filter).
     pub excluded_statuses: Vec<Status>,
     /// `Some(true)`: quarantined with an approval on the current report (awaiting a second
@@ -51,7 +52,8 @@ pub enum SortKey {
     /// The longest-waiting first.
     OldestFirst,
     MostAnomalies,
-    /// ERROR, then FAIL, then INSUFFICIENT_DATA, then the rest; oldest first within each.
+    /// The most severe verdict class first ([`VerdictClass::severity`]), oldest first within
+    /// each.
     Severity,
 }
 
@@ -59,14 +61,17 @@ const PENDING: &str = "(status = 'quarantined' AND EXISTS (SELECT 1 FROM approva
     WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256))";
 
 impl SortKey {
-    pub(crate) fn order_by(self) -> &'static str {
+    pub(crate) fn order_by(self) -> String {
         match self {
-            SortKey::NewestFirst => "created_at DESC, id DESC",
-            SortKey::OldestFirst => "created_at ASC, id ASC",
-            SortKey::MostAnomalies => "anomaly_count DESC, created_at DESC, id DESC",
+            SortKey::NewestFirst => "created_at DESC, id DESC".into(),
+            SortKey::OldestFirst => "created_at ASC, id ASC".into(),
+            SortKey::MostAnomalies => "anomaly_count DESC, created_at DESC, id DESC".into(),
             SortKey::Severity => {
-                "CASE outcome WHEN 'ERROR' THEN 3 WHEN 'FAIL' THEN 2 WHEN 'INSUFFICIENT_DATA' THEN 1
-                 ELSE 0 END DESC, created_at ASC, id ASC"
+                let cases: String = VerdictClass::ALL
+                    .iter()
+                    .map(|c| format!(" WHEN '{}' THEN {}", c.as_str(), c.severity()))
+                    .collect();
+                format!("CASE verdict_class{cases} ELSE 0 END DESC, created_at ASC, id ASC")
             }
         }
     }
@@ -95,7 +100,10 @@ impl ListFilter {
             ("status", self.status.map(|s| s.as_str().to_owned())),
             ("tenant_id", self.tenant_id.clone()),
             ("task_id", self.task_id.clone()),
-            ("verdict_class", self.verdict_class.clone()),
+            (
+                "verdict_class",
+                self.verdict_class.map(|c| c.as_str().to_owned()),
+            ),
         ];
         for (column, value) in exact {
             if let Some(v) = value {

@@ -10,6 +10,7 @@ use rusqlite::{params, params_from_iter, Row};
 
 use super::filter::{ListFilter, SortKey};
 use super::{Store, StoreError};
+use crate::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 
 /// Where a compaction stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,10 +56,10 @@ pub struct CompactionSummary {
     pub tenant_id: String,
     pub task_id: String,
     pub status: Status,
-    pub verdict: String,
-    pub outcome: String,
-    pub finding_status: String,
-    pub verdict_class: String,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    pub finding_status: FindingStatus,
+    pub verdict_class: VerdictClass,
     pub has_secret_finding: bool,
     pub main_reason: String,
     pub anomaly_count: u32,
@@ -122,19 +123,7 @@ pub struct StatusCounts {
 }
 
 /// One receipt as stored in the audit log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredReceipt {
-    pub seq: u64,
-    pub kind: String,
-    pub compaction_id: Option<String>,
-    /// The canonical JSON body (the signed bytes).
-    pub body: String,
-    pub sha256: String,
-    /// Base64 Ed25519 signature, for receipts a reviewer made.
-    pub signature: Option<String>,
-    pub key_id: Option<String>,
-    pub created_at: String,
-}
+pub type StoredReceipt = crate::audit::rows::EntryRow;
 
 /// One stored report run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,19 +142,28 @@ const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome,
     (SELECT COUNT(*) FROM approvals a
      WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256)";
 
+/// Column `i` of `row` read as one of a vocabulary's words; an unknown word is an error.
+fn word<T>(row: &Row<'_>, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = row.get(i)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("unknown value \"{}\"", crate::sanitize::excerpt(&text, 40)).into(),
+        )
+    })
+}
+
 fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
-    let status: String = row.get(3)?;
     Ok(CompactionSummary {
         id: row.get(0)?,
         tenant_id: row.get(1)?,
         task_id: row.get(2)?,
-        status: Status::parse(&status).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, status.into())
-        })?,
-        verdict: row.get(4)?,
-        outcome: row.get(5)?,
-        finding_status: row.get(6)?,
-        verdict_class: row.get(7)?,
+        status: word(row, 3, Status::parse)?,
+        verdict: word(row, 4, Verdict::parse)?,
+        outcome: word(row, 5, Outcome::parse)?,
+        finding_status: word(row, 6, FindingStatus::parse)?,
+        verdict_class: word(row, 7, VerdictClass::parse)?,
         has_secret_finding: row.get(8)?,
         main_reason: row.get(9)?,
         anomaly_count: row.get(10)?,
@@ -375,37 +373,12 @@ impl Store {
 
     /// The receipts about `id`, oldest first.
     pub fn receipts_for(&self, id: &str) -> Result<Vec<StoredReceipt>, StoreError> {
-        self.receipts_where("compaction_id = ?1", id)
+        super::audit_rows::entries_where(self.conn(), "compaction_id = ?1", &id)
     }
 
     /// The receipt at `seq`, if any.
     pub fn receipt(&self, seq: u64) -> Result<Option<StoredReceipt>, StoreError> {
-        Ok(self
-            .receipts_where("seq = ?1", &(seq as i64).to_string())?
-            .pop())
-    }
-
-    fn receipts_where(&self, clause: &str, value: &str) -> Result<Vec<StoredReceipt>, StoreError> {
-        let err = StoreError::sql("reading receipts");
-        let sql = format!(
-            "SELECT seq, kind, compaction_id, receipt_json, receipt_sha256, signature, key_id, created_at
-             FROM audit_entries WHERE {clause} ORDER BY seq"
-        );
-        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let rows = st
-            .query_map([value], |r| {
-                Ok(StoredReceipt {
-                    seq: r.get::<_, i64>(0)?.max(0) as u64,
-                    kind: r.get(1)?,
-                    compaction_id: r.get(2)?,
-                    body: r.get(3)?,
-                    sha256: r.get(4)?,
-                    signature: r.get(5)?,
-                    key_id: r.get(6)?,
-                    created_at: r.get(7)?,
-                })
-            })
-            .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        Ok(super::audit_rows::entries_where(self.conn(), "seq = ?1", &seq)?.pop())
     }
 }

@@ -7,11 +7,11 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{Store, StoreError};
+use super::{LogWriter, Store, StoreError};
 use crate::audit::hex;
 use crate::audit::keys::NamedKey;
-use crate::audit::log::LogWriter;
 use crate::audit::{Receipt, ReceiptKind};
+use crate::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 use sha2::{Digest, Sha256};
 
 /// One report run on a compaction, as the engine produced it.
@@ -22,15 +22,18 @@ pub struct NewReport {
     pub report_json: String,
     pub policy_sha256: String,
     pub verifier_version: String,
-    /// `ACCEPTED` or `QUARANTINED`.
-    pub verdict: String,
-    pub outcome: String,
-    pub finding_status: String,
-    /// The class the two-person rule keys on, e.g. `FAIL/FINDING`.
-    pub verdict_class: String,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    pub finding_status: FindingStatus,
+    /// The most severe class among the failing checks: what the two-person rule keys on and
+    /// the queue sorts by.
+    pub verdict_class: VerdictClass,
+    /// `check: code` of the main failure (codes and check names only, never summary text).
     pub main_reason: String,
     pub anomaly_count: u32,
     pub has_secret_finding: bool,
+    /// Distinct approvers a release needs under the policy that made this report (1 or 2).
+    pub approvals_required: u32,
 }
 
 /// A compaction the gate has just judged.
@@ -77,12 +80,7 @@ impl Store {
     pub fn record_verdict(&self, new: &NewCompaction) -> Result<Recorded, StoreError> {
         check_digest("request", &new.request_sha256, &new.request_json)?;
         check_digest("report", &new.report.report_sha256, &new.report.report_json)?;
-        self.write(|tx, key| {
-            let mut log = LogWriter::load(tx)?;
-            let recorded = insert(tx, &mut log, new)?;
-            log.finish(tx, Some((key, self.origin())))?;
-            Ok(recorded)
-        })
+        self.write(|tx, log, _| insert(tx, log, new))
     }
 
     /// Records many verdicts in one transaction with one checkpoint at the end (`cq ingest`).
@@ -91,8 +89,7 @@ impl Store {
         &self,
         items: &[NewCompaction],
     ) -> Result<Vec<Result<Recorded, StoreError>>, StoreError> {
-        self.write(|tx, key| {
-            let mut log = LogWriter::load(tx)?;
+        self.write(|tx, log, _| {
             let mut out = Vec::with_capacity(items.len());
             for new in items {
                 let checked = check_digest("request", &new.request_sha256, &new.request_json)
@@ -100,47 +97,40 @@ impl Store {
                         check_digest("report", &new.report.report_sha256, &new.report.report_json)
                     });
                 // A bad item is reported in its slot; a database failure aborts the batch.
-                out.push(match checked.map(|()| insert(tx, &mut log, new)) {
+                out.push(match checked.map(|()| insert(tx, log, new)) {
                     Err(e) | Ok(Err(e @ StoreError::IdConflict(_))) => Err(e),
                     Ok(Err(e)) => return Err(e),
                     Ok(Ok(recorded)) => Ok(recorded),
                 });
             }
-            log.finish(tx, Some((key, self.origin())))?;
             Ok(out)
         })
     }
 
-    /// Stores a rerun of compaction `id`. The compaction's verdict columns follow the newest
-    /// report; its status does not change (a human still decides what was quarantined).
+    /// Stores a rerun of compaction `id`. A changed report is a new report row, its rerun
+    /// receipt and the verdict columns following it; an unchanged one writes nothing. The
+    /// status does not change (a human still decides what was quarantined).
     pub fn record_rerun(&self, id: &str, report: &NewReport) -> Result<ReportChange, StoreError> {
         check_digest("report", &report.report_sha256, &report.report_json)?;
-        self.write(|tx, key| {
-            let previous: String = tx
+        self.write(|tx, log, _| {
+            let current: Option<(String, String, String, String)> = tx
                 .query_row(
-                    "SELECT report_sha256 FROM compactions WHERE id = ?1",
+                    "SELECT report_sha256, request_sha256, summary_sha256, source_population_sha256
+                     FROM compactions WHERE id = ?1",
                     [id],
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )
                 .optional()
-                .map_err(StoreError::sql("reading the current report"))?
-                .ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
-            let mut log = LogWriter::load(tx)?;
-            insert_report(tx, id, report, log.time())?;
-            update_verdict(tx, id, report)?;
+                .map_err(StoreError::sql("reading the current report"))?;
+            let (previous, request, summary, population) =
+                current.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
             if previous == report.report_sha256 {
                 return Ok(ReportChange::Unchanged {
                     report_sha256: previous,
                 });
             }
-            let (request, summary, population): (String, String, String) = tx
-                .query_row(
-                    "SELECT request_sha256, summary_sha256, source_population_sha256
-                     FROM compactions WHERE id = ?1",
-                    [id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .map_err(StoreError::sql("reading the compaction digests"))?;
+            insert_report(tx, id, report, log.time())?;
+            update_verdict(tx, id, report)?;
             let receipt = report_receipt(
                 ReceiptKind::Rerun,
                 id,
@@ -151,7 +141,6 @@ impl Store {
             )
             .with("previous_report_sha256", previous.as_str());
             let appended = log.append(tx, &receipt, None)?;
-            log.finish(tx, Some((key, self.origin())))?;
             Ok(ReportChange::Changed {
                 previous,
                 current: report.report_sha256.clone(),
@@ -194,10 +183,9 @@ fn insert(
         return Err(StoreError::IdConflict(new.compaction_id.clone()));
     }
     let r = &new.report;
-    let status = if r.verdict == "ACCEPTED" {
-        "accepted"
-    } else {
-        "quarantined"
+    let status = match r.verdict {
+        Verdict::Accepted => "accepted",
+        Verdict::Quarantined => "quarantined",
     };
     tx.prepare_cached(
         "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
@@ -213,10 +201,10 @@ fn insert(
             new.summary_sha256,
             new.source_population_sha256,
             status,
-            r.verdict,
-            r.outcome,
-            r.finding_status,
-            r.verdict_class,
+            r.verdict.as_str(),
+            r.outcome.as_str(),
+            r.finding_status.as_str(),
+            r.verdict_class.as_str(),
             r.has_secret_finding,
             r.main_reason,
             r.anomaly_count,
@@ -246,8 +234,8 @@ fn insert(
     })
 }
 
-/// The digests and verdict a verdict or rerun receipt binds (never the main reason text,
-/// which may quote the summary).
+/// The digests, verdict columns and release requirement a verdict or rerun receipt binds. The
+/// main reason is a check name and a code, never summary text.
 fn report_receipt(
     kind: ReceiptKind,
     id: &str,
@@ -269,6 +257,8 @@ fn report_receipt(
         .with("verdict_class", r.verdict_class.as_str())
         .with("has_secret_finding", r.has_secret_finding)
         .with("anomaly_count", u64::from(r.anomaly_count))
+        .with("main_reason", r.main_reason.as_str())
+        .with("approvals_required", u64::from(r.approvals_required))
 }
 
 fn insert_report(tx: &Connection, id: &str, r: &NewReport, time: &str) -> Result<(), StoreError> {
@@ -298,10 +288,10 @@ fn update_verdict(tx: &Connection, id: &str, r: &NewReport) -> Result<(), StoreE
          WHERE id = ?1",
         params![
             id,
-            r.verdict,
-            r.outcome,
-            r.finding_status,
-            r.verdict_class,
+            r.verdict.as_str(),
+            r.outcome.as_str(),
+            r.finding_status.as_str(),
+            r.verdict_class.as_str(),
             r.has_secret_finding,
             r.main_reason,
             r.anomaly_count,

@@ -1,41 +1,17 @@
 //! Reviewer registration. A reviewer is a name, an Ed25519 public key and a role; the
-//! registration itself is an audit receipt, so the set of keys allowed to decide is covered
-//! by the same checkpoints as the decisions they sign.
+//! registration itself is an audit receipt signed by whoever authorised it (the store's key
+//! for the first approvers, an approver's key after that: see [`crate::audit::authority`]),
+//! so the set of keys allowed to decide is covered by the same checkpoints as the decisions
+//! they sign, and nobody authorises themselves.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::{Store, StoreError};
-use crate::audit::keys::{key_id, parse_public};
-use crate::audit::log::LogWriter;
+use crate::audit::authority::Role;
+use crate::audit::keys::{key_id, parse_public, NamedKey};
 use crate::audit::{Receipt, ReceiptKind};
-
-/// What a reviewer may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// Releases items outside the two-person classes; rejects anything.
-    Reviewer,
-    /// Also gives one of the two approvals a two-person release needs.
-    Approver,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Reviewer => "reviewer",
-            Role::Approver => "approver",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Role> {
-        match text {
-            "reviewer" => Some(Role::Reviewer),
-            "approver" => Some(Role::Approver),
-            _ => None,
-        }
-    }
-}
 
 /// A registered reviewer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +21,8 @@ pub struct Reviewer {
     pub public_key: String,
     pub key_id: String,
     pub role: Role,
+    /// The key id that authorised the registration.
+    pub authorized_by: String,
     pub receipt_seq: u64,
     pub created_at: String,
 }
@@ -58,26 +36,51 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Reviewer> {
         role: Role::parse(&role).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, role.into())
         })?,
-        receipt_seq: r.get::<_, i64>(4)? as u64,
+        receipt_seq: r.get::<_, i64>(4)?.max(0) as u64,
         created_at: r.get(5)?,
+        authorized_by: r.get(6)?,
     })
 }
 
-const COLUMNS: &str = "name, public_key, key_id, role, receipt_seq, created_at";
+const COLUMNS: &str = "name, public_key, key_id, role, receipt_seq, created_at, authorized_by";
+
+/// Why a registration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistrationError {
+    #[error(
+        "an approver exists, so registering a reviewer needs an approver's key: pass --key with it"
+    )]
+    NeedsApprover,
+    #[error("key \"{key_id}\" is not a registered approver, so it cannot register reviewers")]
+    NotApprover { key_id: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 impl Store {
     /// Registers a reviewer key (`public_key` as a verifier key `name+hash+base64` or plain
-    /// base64 of 32 bytes) and writes its receipt.
+    /// base64 of 32 bytes), authorised and signed by `authoriser` (an approver's key), or by
+    /// the store's own key while no approver is registered.
     pub fn add_reviewer(
         &self,
         name: &str,
         public_key: &str,
         role: Role,
-    ) -> Result<Reviewer, StoreError> {
-        let key = parse_public(public_key)?;
+        authoriser: Option<&NamedKey>,
+    ) -> Result<Reviewer, RegistrationError> {
+        let key = parse_public(public_key).map_err(StoreError::from)?;
         let id = key_id(&key);
         let public_b64 = B64.encode(key.as_bytes());
-        self.write(|tx, store_key| {
+        self.write(|tx, log, store_key| {
+            let authority = self.verified_authority()?;
+            let signer = match authoriser {
+                None if authority.has_approver() => return Err(RegistrationError::NeedsApprover),
+                None => store_key,
+                Some(k) => match authority.reviewer(&k.key_id()) {
+                    Some(r) if r.role == Role::Approver => k,
+                    _ => return Err(RegistrationError::NotApprover { key_id: k.key_id() }),
+                },
+            };
             let clash: Option<String> = tx
                 .query_row(
                     "SELECT name FROM reviewers WHERE name = ?1 OR key_id = ?2",
@@ -86,36 +89,40 @@ impl Store {
                 )
                 .optional()
                 .map_err(StoreError::sql("looking up reviewers"))?;
-            if let Some(existing) = clash {
-                return Err(StoreError::ReviewerExists { name: existing });
+            let taken = clash.or_else(|| authority.reviewer(&id).map(|r| r.name.clone()));
+            if let Some(existing) = taken {
+                return Err(StoreError::ReviewerExists { name: existing }.into());
             }
-            let mut log = LogWriter::load(tx)?;
+            let authorized_by = signer.key_id();
             let receipt = Receipt::new(ReceiptKind::Reviewer, None)
                 .with("reviewer", name)
                 .with("reviewer_key_id", id.as_str())
                 .with("public_key", public_b64.as_str())
-                .with("role", role.as_str());
-            let appended = log.append(tx, &receipt, None)?;
+                .with("role", role.as_str())
+                .with("authorized_by", authorized_by.as_str());
+            let appended = log.append(tx, &receipt, Some(signer))?;
             let time = log.time().to_owned();
             tx.execute(
-                "INSERT INTO reviewers (name, public_key, key_id, role, receipt_seq, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO reviewers (name, public_key, key_id, role, receipt_seq, created_at,
+                     authorized_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     name,
                     public_b64,
                     id,
                     role.as_str(),
                     appended.seq as i64,
-                    time
+                    time,
+                    authorized_by
                 ],
             )
             .map_err(StoreError::sql("adding a reviewer"))?;
-            log.finish(tx, Some((store_key, self.origin())))?;
             Ok(Reviewer {
                 name: name.to_owned(),
                 public_key: public_b64.clone(),
                 key_id: id.clone(),
                 role,
+                authorized_by,
                 receipt_seq: appended.seq,
                 created_at: time,
             })

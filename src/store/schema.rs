@@ -144,10 +144,39 @@ CREATE TABLE audit_frontier (
 ) STRICT;
 ";
 
+/// Version 4: every perfect subtree of the audit tree (so inclusion proofs are read, not
+/// recomputed), replacing the cached frontier that a writer used to trust; who authorised
+/// each reviewer's registration; each agent session's latest compaction (an index the hooks
+/// cross-check against receipts and the transcript, never trust).
+const V4: &str = "
+CREATE TABLE audit_nodes (
+    level INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    PRIMARY KEY (level, idx)
+) STRICT, WITHOUT ROWID;
+DROP TABLE audit_frontier;
+ALTER TABLE reviewers ADD COLUMN authorized_by TEXT NOT NULL DEFAULT '';
+CREATE TABLE agent_sessions (
+    runtime TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    compaction_id TEXT NOT NULL DEFAULT '',
+    pending_population_sha256 TEXT NOT NULL DEFAULT '',
+    pending_turns INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (runtime, session_id)
+) STRICT;
+";
+
 pub(crate) const MIGRATIONS: &[&[Step]] = &[
     &[Step::Sql(V1)],
     &[Step::Sql(V2)],
     &[Step::Sql(V3), Step::Rust(fill_frontier)],
+    &[
+        Step::Sql(V4),
+        Step::Rust(super::log::rebuild_nodes),
+        Step::Rust(fill_authorisers),
+    ],
 ];
 
 /// The schema version this build writes.
@@ -202,8 +231,47 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
     }
 }
 
+/// Version 4's step: who authorised each registration, from its receipt (empty for a
+/// registration made before receipts named their authoriser).
+fn fill_authorisers(conn: &Connection) -> Result<(), StoreError> {
+    let err = StoreError::sql("reading reviewer registrations");
+    let mut st = conn
+        .prepare("SELECT seq, receipt_json FROM audit_entries WHERE kind = 'reviewer'")
+        .map_err(err)?;
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+        .map_err(err)?;
+    for (seq, body) in rows {
+        let by = crate::audit::receipt_fields::read(&body)
+            .and_then(|b| b.str("authorized_by").map(str::to_owned))
+            .unwrap_or_default();
+        conn.execute(
+            "UPDATE reviewers SET authorized_by = ?2 WHERE receipt_seq = ?1",
+            rusqlite::params![seq, by],
+        )
+        .map_err(StoreError::sql("recording reviewer authorisers"))?;
+    }
+    Ok(())
+}
+
+/// Version 3's step: the frontier from the stored leaf hashes (version 4 replaces it).
 fn fill_frontier(conn: &Connection) -> Result<(), StoreError> {
-    let frontier = crate::audit::log::rebuild_frontier(conn)?;
+    let err = StoreError::sql("reading audit leaves");
+    let mut st = conn
+        .prepare("SELECT leaf_hash FROM audit_entries ORDER BY seq")
+        .map_err(err)?;
+    let leaves = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+        .map_err(err)?;
+    let mut frontier = crate::audit::merkle::Frontier::new();
+    for leaf in leaves {
+        let leaf = crate::audit::unhex32(&leaf).ok_or_else(|| {
+            StoreError::Corrupt("an audit entry has a malformed leaf hash".into())
+        })?;
+        frontier.push(leaf);
+    }
     for (height, hash) in frontier.levels() {
         conn.execute(
             "INSERT INTO audit_frontier (height, hash) VALUES (?1, ?2)",

@@ -15,7 +15,6 @@ use std::hint::black_box;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
-use cq::commands::check::MemoryAudit;
 use cq::engine::consistency::{ConsistencyChecker, ConsistencyRequest, MemoryEvidence};
 use cq::engine::{schema, GateRequest, PolicyEngine, SourceMessage, SummarizerOutput};
 use cq::json::{self, Limits, Value};
@@ -23,6 +22,7 @@ use cq::policy::grammar::RequiredClause;
 use cq::policy::{Policy, RecordSpec};
 use cq::scan::backend::ScannerBackend;
 use cq::scan::Scanner;
+use cq::service::checker::MemoryAudit;
 
 fn policy() -> Policy {
     let mut p = Policy::builtin("default").unwrap();

@@ -1,17 +1,30 @@
-//! `cargo bench --bench scan`: single-thread scanner throughput over a generated 10 MB mixed
-//! corpus (80% real prose lines from `tests/prose`, 12% code, config, JSON, logs and encoded
-//! blobs, 8% lines with planted secrets and PII) with every rule on,
-//! and the same corpus through Yelp's `detect-secrets` (installed from PyPI into a venv under the
-//! target directory) for a ratio measured in the same run; then the cost of one call on the small
-//! fields the gate scans (a hex digest, a short id, a 2 KB summary). Prints markdown tables.
-//! `CQ_BENCH_QUICK=1` prints only the corpus time, `CQ_BENCH_SMALL=1` only the small fields,
-//! `CQ_BENCH_RUNS=N` takes the best of N timed runs (default 3, quick 1), for a steady-state profile.
+//! `cargo bench --bench scan`: the scanner's speed where users wait on it. Over a generated
+//! 10 MB mixed corpus (80% real prose lines from `tests/prose`, 12% code, config, JSON, logs and
+//! encoded blobs, 8% lines with planted secrets and PII): single-thread throughput with every
+//! rule on (fields of 16 KiB, one 10 MiB field, the default rules); the same work on a rayon
+//! pool of one thread and of every core (many fields, and one large text in chunks); start-up
+//! (fresh processes: loading the rule pack, the first call's lazy compilation, the policy's
+//! share, `cq check` and `cq scan` wall time and peak memory); the cost of one call on the small
+//! fields the gate scans; and the same corpus file through Kingfisher, Betterleaks and
+//! detect-secrets (pip-installed into a virtualenv under the target directory) for ratios
+//! measured in the same run. Prints markdown tables.
+//!
+//! `CQ_BENCH_QUICK=1` prints only the corpus time; `CQ_BENCH_ONLY=parallel|startup|small|peers`
+//! runs one section after it; `CQ_BENCH_RUNS=N` takes the best of N timed runs (default 3,
+//! quick 1), for a steady-state profile; `CQ_BENCH_SKIP_PEERS=1` leaves the peers out (said so
+//! in the output); `CQ_BENCH_DUMP=FILE` writes the findings dump (see `scan/dump.rs`) instead.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cq::scan::Scanner;
+
+#[path = "scan/dump.rs"]
+mod dump;
+#[path = "scan/peers.rs"]
+mod peers;
+#[path = "scan/startup.rs"]
+mod startup;
 
 const CORPUS_BYTES: usize = 10 * 1024 * 1024;
 /// Fields are scanned in pieces of about this size, like the string leaves of a summary.
@@ -142,48 +155,6 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
 }
 
-/// Installs `detect-secrets` into a venv under the target dir; `None` with a reason if it fails.
-fn detect_secrets() -> Result<PathBuf, String> {
-    let venv = target_dir().join("bench-detect-secrets-venv");
-    let bin = venv.join("bin/detect-secrets");
-    if bin.exists() {
-        return Ok(bin);
-    }
-    let run = |cmd: &mut Command| -> Result<(), String> {
-        let out = cmd.output().map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_owned())
-        }
-    };
-    run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
-        .map_err(|e| format!("cannot create a venv: {e}"))?;
-    run(Command::new(venv.join("bin/pip")).args(["install", "-q", "detect-secrets==1.5.0"]))
-        .map_err(|e| format!("pip install detect-secrets failed: {e}"))?;
-    Ok(bin)
-}
-
-fn time_detect_secrets(bin: &Path, file: &Path) -> Result<Duration, String> {
-    let start = Instant::now();
-    let out = Command::new(bin)
-        .arg("scan")
-        .arg("--all-files")
-        .arg(file)
-        .current_dir(file.parent().unwrap_or(Path::new(".")))
-        .output()
-        .map_err(|e| e.to_string())?;
-    let elapsed = start.elapsed();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(elapsed)
-}
-
 /// Median nanoseconds per `scan_text` call on `field`, over batches of calls.
 fn ns_per_call(scanner: &Scanner, field: &str) -> f64 {
     const BATCH: usize = 64;
@@ -239,9 +210,91 @@ fn small_fields(every: &Scanner) {
     println!();
 }
 
+/// Best time of `runs` passes of `pass`, which returns a finding count (the same every pass).
+fn best_of(runs: usize, mut pass: impl FnMut() -> usize) -> (Duration, usize) {
+    let mut best = Duration::MAX;
+    let mut findings = 0;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        findings = pass();
+        best = best.min(start.elapsed());
+    }
+    (best, findings)
+}
+
+/// One timed scan on a given pool: best time and findings.
+type Work<'a> = dyn Fn(&rayon::ThreadPool) -> (Duration, usize) + 'a;
+
+/// The same work on a pool of one thread and of every core: many fields, and one large text
+/// in chunks (`cq scan` on a large file).
+fn parallel(scanner: &Scanner, text: &str, parts: &[&str], runs: usize) {
+    use rayon::prelude::*;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    println!("## Every core: the same scans on a rayon pool of 1 and of {cores} threads (best of {runs})\n");
+    println!("| work | 1 thread | {cores} threads | speed-up |");
+    println!("|---|---|---|---|");
+    let pool = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .expect("a thread pool starts")
+    };
+    let (one, many) = (pool(1), pool(cores));
+    let fields = |p: &rayon::ThreadPool| {
+        p.install(|| {
+            best_of(runs, || {
+                parts
+                    .par_iter()
+                    .map(|f| scanner.scan_text("bench", f).len())
+                    .sum()
+            })
+        })
+    };
+    let chunked = |p: &rayon::ThreadPool| {
+        p.install(|| best_of(runs, || scanner.scan_chunked("bench", text).len()))
+    };
+    let works: [(&str, &Work); 2] = [
+        ("{} fields of ~16 KiB (a directory of files)", &fields),
+        ("one 10 MiB text in chunks (a large file)", &chunked),
+    ];
+    for (name, work) in works {
+        // Alternate, so drifting load hits both alike.
+        let (mut t1, mut tn) = (Duration::MAX, Duration::MAX);
+        let mut counts = (0, 0);
+        for _ in 0..2 {
+            let a = work(&one);
+            let b = work(&many);
+            t1 = t1.min(a.0);
+            tn = tn.min(b.0);
+            counts = (a.1, b.1);
+        }
+        assert_eq!(counts.0, counts.1, "findings do not depend on the threads");
+        let rate = |d: Duration| mb_per_s(text.len(), d);
+        println!(
+            "| {} | {:.1} MB/s | {:.1} MB/s | {:.2}x |",
+            name.replace("{}", &parts.len().to_string()),
+            rate(t1),
+            rate(tn),
+            t1.as_secs_f64() / tn.as_secs_f64()
+        );
+    }
+    println!();
+}
+
 fn main() {
+    if std::env::var_os("CQ_BENCH_STARTUP_CHILD").is_some() {
+        startup::child();
+        return;
+    }
+    let only = std::env::var("CQ_BENCH_ONLY").ok();
+    let section = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let text = corpus();
     let parts = fields(&text);
+    if let Some(file) = std::env::var_os("CQ_BENCH_DUMP") {
+        let n = dump::write(Path::new(&file), &text, &parts).expect("the dump is written");
+        println!("dump: {n} findings in {}", Path::new(&file).display());
+        return;
+    }
     let scanner = match std::env::var_os("CQ_BENCH_RULES") {
         Some(dir) => Scanner::from_dir(Path::new(&dir)).expect("rules compile"),
         None => Scanner::builtin().expect("built-in rules compile"),
@@ -258,34 +311,27 @@ fn main() {
         }
         Err(_) => scanner,
     };
-
-    let compile_start = Instant::now();
-    let _fresh = Scanner::builtin().expect("built-in rules compile");
-    let compile = compile_start.elapsed();
-
-    // Warm up once, then take the best of three runs.
-    let mut findings = 0;
-    for p in &parts {
-        findings += scanner.scan_text("bench", p).len();
-    }
-    let mut best = Duration::MAX;
+    let quick = std::env::var_os("CQ_BENCH_QUICK").is_some();
     let runs = match std::env::var("CQ_BENCH_RUNS")
         .ok()
         .and_then(|n| n.parse().ok())
     {
         Some(n) => n,
-        None if std::env::var_os("CQ_BENCH_QUICK").is_some() => 1,
+        None if quick => 1,
         None => 3,
     };
-    for _ in 0..runs {
-        let start = Instant::now();
-        let mut n = 0;
-        for p in &parts {
-            n += scanner.scan_text("bench", p).len();
-        }
-        best = best.min(start.elapsed());
-        assert_eq!(n, findings);
-    }
+
+    // Warm up once (the first pass compiles the rules and builds the lazy DFAs' states), then
+    // take the best of the timed runs.
+    let per_fields = || {
+        parts
+            .iter()
+            .map(|p| scanner.scan_text("bench", p).len())
+            .sum()
+    };
+    let warm: usize = per_fields();
+    let (best, findings) = best_of(runs, per_fields);
+    assert_eq!(findings, warm);
     if std::env::var_os("CQ_BENCH_RULE_COUNTS").is_some() {
         let mut counts = std::collections::BTreeMap::new();
         for f in scanner.scan_text("bench", &text) {
@@ -297,97 +343,81 @@ fn main() {
             println!("{rule}: {n}");
         }
     }
-    if std::env::var_os("CQ_BENCH_SMALL").is_some() {
-        small_fields(&scanner);
-        return;
-    }
-    if std::env::var_os("CQ_BENCH_QUICK").is_some() {
+    if quick {
         println!("quick: {:.3} s, {} findings", best.as_secs_f64(), findings);
+    }
+    if quick && only.is_none() {
         return;
     }
-    let whole_start = Instant::now();
-    let whole = scanner.scan_text("bench", &text).len();
-    let whole_time = whole_start.elapsed();
-    let default_rules = Scanner::builtin().expect("built-in rules compile");
-    let default_start = Instant::now();
-    let mut default_findings = 0;
-    for p in &parts {
-        default_findings += default_rules.scan_text("bench", p).len();
-    }
-    let default_time = default_start.elapsed();
     let cq_rate = mb_per_s(text.len(), best);
-
-    println!(
-        "## cq scan throughput ({} rules, every entity type on)\n",
-        scanner.rules().len()
-    );
-    println!("| input | bytes | time | throughput | findings |");
-    println!("|---|---|---|---|---|");
-    println!(
-        "| {} fields of ~16 KiB | {} | {:.3} s | {:.1} MB/s | {} |",
-        parts.len(),
-        text.len(),
-        best.as_secs_f64(),
-        cq_rate,
-        findings
-    );
-    println!(
-        "| one 10 MiB field | {} | {:.3} s | {:.1} MB/s | {} |",
-        text.len(),
-        whole_time.as_secs_f64(),
-        mb_per_s(text.len(), whole_time),
-        whole
-    );
-    println!(
-        "| {} fields, default rules (opt-in DATE_TIME, URL, plates... off) | {} | {:.3} s | {:.1} MB/s | {} |",
-        parts.len(),
-        text.len(),
-        default_time.as_secs_f64(),
-        mb_per_s(text.len(), default_time),
-        default_findings
-    );
-    println!(
-        "\nrule pack compile time: {:.1} ms\n",
-        compile.as_secs_f64() * 1000.0
-    );
-
-    small_fields(&scanner);
-
-    println!("## cq vs detect-secrets (same corpus, same run)\n");
-    let file = target_dir().join("bench-scan-corpus.txt");
-    if std::env::var_os("CQ_BENCH_SKIP_DETECT_SECRETS").is_some() {
-        println!("detect-secrets skipped: CQ_BENCH_SKIP_DETECT_SECRETS is set");
+    if only.is_none() {
+        let (whole_time, whole) = best_of(1, || scanner.scan_text("bench", &text).len());
+        let default_rules = Scanner::builtin().expect("built-in rules compile");
+        let (default_time, default_findings) = best_of(1, || {
+            parts
+                .iter()
+                .map(|p| default_rules.scan_text("bench", p).len())
+                .sum()
+        });
+        println!(
+            "## cq scan throughput, one thread ({} rules, every entity type on)\n",
+            scanner.rules().len()
+        );
+        println!("| input | bytes | time | throughput | findings |");
+        println!("|---|---|---|---|---|");
+        println!(
+            "| {} fields of ~16 KiB (best of {runs}) | {} | {:.3} s | {:.1} MB/s | {} |",
+            parts.len(),
+            text.len(),
+            best.as_secs_f64(),
+            cq_rate,
+            findings
+        );
+        println!(
+            "| one 10 MiB field | {} | {:.3} s | {:.1} MB/s | {} |",
+            text.len(),
+            whole_time.as_secs_f64(),
+            mb_per_s(text.len(), whole_time),
+            whole
+        );
+        println!(
+            "| {} fields, default rules (opt-in DATE_TIME, URL, plates... off; first pass, cold) | {} | {:.3} s | {:.1} MB/s | {} |",
+            parts.len(),
+            text.len(),
+            default_time.as_secs_f64(),
+            mb_per_s(text.len(), default_time),
+            default_findings
+        );
+        println!();
+    }
+    if section("parallel") {
+        parallel(&scanner, &text, &parts, runs);
+    }
+    if section("startup") {
+        startup::run();
+    }
+    if section("small") {
+        small_fields(&scanner);
+    }
+    if !section("peers") {
         return;
     }
-    let ds = std::fs::write(&file, &text)
-        .map_err(|e| e.to_string())
-        .and_then(|()| detect_secrets())
-        .and_then(|bin| {
-            let empty = target_dir().join("bench-empty.txt");
-            std::fs::write(&empty, "").map_err(|e| e.to_string())?;
-            let startup = time_detect_secrets(&bin, &empty)?;
-            let total = time_detect_secrets(&bin, &file)?;
-            Ok((startup, total))
-        });
-    match ds {
-        Ok((startup, total)) => {
-            let work = total.saturating_sub(startup).max(Duration::from_millis(1));
-            let ds_rate = mb_per_s(text.len(), work);
-            println!("| scanner | time | throughput | cq speed-up |");
-            println!("|---|---|---|---|");
-            println!(
-                "| cq (Rust, 1 thread) | {:.3} s | {:.1} MB/s | 1x |",
-                best.as_secs_f64(),
-                cq_rate
-            );
-            println!(
-                "| detect-secrets 1.5.0 (Python, startup {:.2} s excluded) | {:.2} s | {:.2} MB/s | {:.0}x |",
-                startup.as_secs_f64(),
-                work.as_secs_f64(),
-                ds_rate,
-                cq_rate / ds_rate
-            );
-        }
-        Err(reason) => println!("detect-secrets skipped: {reason}"),
+    let skip = ["CQ_BENCH_SKIP_PEERS", "CQ_BENCH_SKIP_DETECT_SECRETS"]
+        .iter()
+        .find(|v| std::env::var_os(v).is_some());
+    if let Some(var) = skip {
+        println!("peers skipped: {var} is set");
+        return;
     }
+    let file = target_dir().join("bench-scan-corpus.txt");
+    if let Err(e) = std::fs::write(&file, &text) {
+        println!("peers not measured: cannot write {}: {e}", file.display());
+        return;
+    }
+    let cq = peers::Cq {
+        bytes: text.len(),
+        single: best,
+        single_findings: findings,
+    };
+    peers::run(&target_dir(), &file, &cq);
 }

@@ -33,7 +33,7 @@ INVARIANTS = [
 ]
 COMMITMENTS = ["COMMIT-TOOLS", "COMMIT-PUSH", "COMMIT-TESTS", "COMMIT-DEPS"]
 
-# Copied verbatim from `cq policy prompt` (policy "default", cq-default-2026.11), as a
+# Copied verbatim from `cq policy prompt` (policy "default", cq-default-2026.12), as a
 # summarizer is told to; the demo test fails if the policy moves away from them.
 _CLAIMS = [
     ("INVARIANT", "SAFETY-SECRETS", "0851c0331bce2cd881e88e1a65f58195078cd028744e59e0568015cecae5055c", "d5537353b11018ee5094c15dccfcf671742a0d09a7aceabdc0e138a0bed46ab6", "deny(secret_disclosure)"),

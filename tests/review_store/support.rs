@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use cq::audit::NamedKey;
-use cq::cli::PolicyArgs;
-use cq::commands::check::Checker;
 use cq::json::{self, Value};
+use cq::policy::Policy;
 use cq::review::store_source::StoreSource;
+use cq::service::Checker;
 use cq::store::{Mode, Role, Store};
 
 #[path = "../support/requests.rs"]
@@ -34,12 +34,8 @@ pub struct Fixture {
     pub carol: NamedKey,
 }
 
-pub fn policy(name: &str) -> PolicyArgs {
-    PolicyArgs {
-        policy: name.into(),
-        allow_unsigned_policy: false,
-        trust_keys: Vec::new(),
-    }
+pub fn policy(name: &str) -> Policy {
+    Policy::builtin(name).unwrap()
 }
 
 /// A `cq.request.v1` document whose summarizer output carries `summary` (or `raw` verbatim).
@@ -143,13 +139,13 @@ impl Fixture {
         let bob = key(d, "bob");
         let carol = key(d, "carol");
         store
-            .add_reviewer("alice", &alice.verifier_text(), Role::Reviewer)
+            .add_reviewer("alice", &alice.verifier_text(), Role::Reviewer, None)
             .unwrap();
         store
-            .add_reviewer("bob", &bob.verifier_text(), Role::Approver)
+            .add_reviewer("bob", &bob.verifier_text(), Role::Approver, None)
             .unwrap();
         store
-            .add_reviewer("carol", &carol.verifier_text(), Role::Approver)
+            .add_reviewer("carol", &carol.verifier_text(), Role::Approver, Some(&bob))
             .unwrap();
         Fixture {
             conflict: ids[1].clone(),
@@ -174,7 +170,7 @@ impl Fixture {
         name: &str,
     ) -> StoreSource {
         let store = Store::open(&self.db, mode).unwrap();
-        let checker = Checker::new(&policy(name)).unwrap();
+        let checker = Checker::new(policy(name)).unwrap();
         StoreSource::new(store, checker, key.cloned()).unwrap()
     }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use cq::audit::NamedKey;
+use cq::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 use cq::json::{self, object, Value};
 use cq::store::{Mode, NewCompaction, NewReport, ReviewRules, Role, Store};
 
@@ -14,7 +15,7 @@ pub const REASONS: [&str; 3] = ["verified-faithful", "false-positive", "poisoned
 pub fn rules() -> ReviewRules {
     ReviewRules {
         reason_codes: REASONS.iter().map(|s| s.to_string()).collect(),
-        two_person_classes: vec!["FAIL/FINDING".into()],
+        two_person_classes: vec![VerdictClass::Finding],
         two_person_for_secrets: true,
     }
 }
@@ -67,18 +68,20 @@ pub fn report(i: usize, verdict: &str, class: &str, run: usize) -> NewReport {
     ]);
     let report_json = json::canonical(&body).unwrap();
     let (outcome, finding) = class.split_once('/').unwrap_or(("PASS", "NO_FINDING"));
+    let word = |text: &str| text.to_owned();
     NewReport {
         report_sha256: json::sha256_hex(report_json.as_bytes()),
         report_json,
         policy_sha256: "a".repeat(64),
         verifier_version: "cq-verifier 0.1".into(),
-        verdict: verdict.into(),
-        outcome: outcome.into(),
-        finding_status: finding.into(),
-        verdict_class: class.into(),
+        verdict: Verdict::parse(&word(verdict)).unwrap(),
+        outcome: Outcome::parse(outcome).unwrap(),
+        finding_status: FindingStatus::parse(finding).unwrap(),
+        verdict_class: VerdictClass::parse(class).unwrap(),
         main_reason: format!("check consistency: {class}"),
         anomaly_count: (i % 5) as u32,
         has_secret_finding: false,
+        approvals_required: if class == "FAIL/FINDING" { 2 } else { 1 },
     }
 }
 
@@ -123,13 +126,23 @@ pub fn team(store: &Store) -> Team {
         carol: NamedKey::generate("carol").unwrap(),
     };
     store
-        .add_reviewer("alice", &team.alice.verifier_text(), Role::Approver)
+        .add_reviewer("alice", &team.alice.verifier_text(), Role::Approver, None)
         .unwrap();
     store
-        .add_reviewer("bob", &team.bob.verifier_text(), Role::Approver)
+        .add_reviewer(
+            "bob",
+            &team.bob.verifier_text(),
+            Role::Approver,
+            Some(&team.alice),
+        )
         .unwrap();
     store
-        .add_reviewer("carol", &team.carol.verifier_text(), Role::Reviewer)
+        .add_reviewer(
+            "carol",
+            &team.carol.verifier_text(),
+            Role::Reviewer,
+            Some(&team.alice),
+        )
         .unwrap();
     team
 }

@@ -103,12 +103,18 @@ pub fn glued_tokens() -> Vec<Variant> {
         ("branch fix_", |t| format!("The current branch is fix_{t}.")),
         ("branch _old", |t| format!("The current branch is {t}_old.")),
         ("capital before", |t| format!("The current branch is A{t}.")),
-        ("token_ in a path", |t| format!("Read file config/token_{t}.")),
+        ("token_ in a path", |t| {
+            format!("Read file config/token_{t}.")
+        }),
         ("key_ in a function", |t| {
             format!("Function key_{t} in src/app.py was changed.")
         }),
-        ("digit before, test name", |t| format!("Test t9{t}_case passed.")),
-        ("lower-case word before", |t| format!("The current branch is fix{t}.")),
+        ("digit before, test name", |t| {
+            format!("Test t9{t}_case passed.")
+        }),
+        ("lower-case word before", |t| {
+            format!("The current branch is fix{t}.")
+        }),
     ];
     // Which forms each vendor's token takes, so that every form meets several vendors.
     let plan: [&[usize]; 8] = [
@@ -192,19 +198,23 @@ pub fn keys_named_by_slots() -> Vec<Variant> {
 /// Item 8: a storage key of 64 random bytes (88 base64 characters) written as a path.
 pub fn azure_keys_as_paths() -> Vec<Variant> {
     let mut rng = Rng::new(88);
-    ["Read file {}.", "Created file backup/{}.", "Next step is to edit {}."]
-        .iter()
-        .enumerate()
-        .map(|(i, form)| {
-            let key = format!("{}==", rng.pick(BASE64, 86));
-            variant(
-                &format!("azure key as a path, form {i}"),
-                vec![form.replace("{}", &key)],
-                vec![key],
-                true,
-            )
-        })
-        .collect()
+    [
+        "Read file {}.",
+        "Created file backup/{}.",
+        "Next step is to edit {}.",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, form)| {
+        let key = format!("{}==", rng.pick(BASE64, 86));
+        variant(
+            &format!("azure key as a path, form {i}"),
+            vec![form.replace("{}", &key)],
+            vec![key],
+            true,
+        )
+    })
+    .collect()
 }
 
 /// Item 8: private key bodies split over many path clauses, one line of the body each.
@@ -212,11 +222,26 @@ pub fn private_keys_split_over_clauses() -> Vec<Variant> {
     let mut rng = Rng::new(10);
     let kinds = [
         ("rsa pkcs1", "MIIEowIBAAKCAQEA", 64, 10),
-        ("rsa pkcs8", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ", 64, 8),
-        ("openssh", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", 70, 6),
+        (
+            "rsa pkcs8",
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ",
+            64,
+            8,
+        ),
+        (
+            "openssh",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+            70,
+            6,
+        ),
         ("ec sec1", "MHcCAQEEI", 48, 3),
     ];
-    let verbs = ["Read file", "Created file", "Modified file", "Next step is to edit"];
+    let verbs = [
+        "Read file",
+        "Created file",
+        "Modified file",
+        "Next step is to edit",
+    ];
     let mut out = Vec::new();
     for (k, (kind, head, width, lines)) in kinds.iter().enumerate() {
         let body = format!("{head}{}", rng.pick(BASE64, width * lines - head.len()));
@@ -310,7 +335,11 @@ pub fn secrets_split_across_clauses() -> Vec<Variant> {
                 format!("Next step is to edit {}.", &gh[14..28]),
                 format!("Read file {}.", &gh[28..]),
             ],
-            vec![gh[..14].to_owned(), gh[14..28].to_owned(), gh[28..].to_owned()],
+            vec![
+                gh[..14].to_owned(),
+                gh[14..28].to_owned(),
+                gh[28..].to_owned(),
+            ],
             true,
         ),
     ]
@@ -337,7 +366,9 @@ pub fn prose_credentials() -> Vec<Variant> {
     vec![
         prose(
             "sentry dsn with its key as the user-info",
-            format!("Configured the DSN https://{hex}@o447951.ingest.sentry.io/5512345 for the app."),
+            format!(
+                "Configured the DSN https://{hex}@o447951.ingest.sentry.io/5512345 for the app."
+            ),
             &hex,
         ),
         prose(

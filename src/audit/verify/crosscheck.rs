@@ -1,28 +1,52 @@
-//! The table half of `verify`: every row a reviewer or the runtime acts on must say what the
-//! receipts say. A compaction's status, request and current report, each decision, approval,
-//! reveal and reviewer row are compared with the receipt that recorded them, and stored
-//! requests and reports must hash to their digests (a released request is what the runtime
-//! injects, so a rewritten one must not pass).
+//! The table half of `verify`: every column a reviewer, a rule or the runtime reads must say
+//! what the receipts say. A compaction's identity, status, verdict columns, request and
+//! reports, each decision, approval, reveal and reviewer row are compared field by field with
+//! the receipt that recorded them, stored requests and reports must hash to their digests (a
+//! released request is what the runtime injects), and rows without receipts, or receipts
+//! without rows, are named. The store's recorded key must be the trusted one.
 
 use std::collections::BTreeSet;
 
-use super::entries::{Facts, SEEN_REQUEST, SEEN_ROW};
-use super::VerifyReport;
-use crate::audit::ReceiptKind;
 use sha2::{Digest, Sha256};
 
-use crate::audit::unhex32;
-use crate::store::{Store, StoreError};
+use super::super::keys;
+use super::super::receipt::ReceiptKind;
+use super::super::rows::{
+    CompactionRow, LogRows, ReportRow, ReviewerRow, SignedRow, SignedTable, TableVisitor,
+};
+use super::super::unhex32;
+use super::facts::{Facts, SEEN_REQUEST, SEEN_ROW};
+use super::VerifyReport;
 
-pub(super) fn tables(
-    store: &Store,
+pub(super) fn tables<R: LogRows + ?Sized>(
+    rows: &R,
     facts: &Facts,
     report: &mut VerifyReport,
-) -> Result<(), StoreError> {
-    compactions(store, facts, report)?;
-    reports(store, facts, report)?;
-    signed_rows(store, facts, report)?;
-    reviewers(store, facts, report)
+) -> Result<(), R::Error> {
+    let (origin, key, _) = rows.identity();
+    let mut check = Cross {
+        facts,
+        report,
+        origin,
+        key_text: keys::verifier_text(&rows.identity().0, &key),
+        signed_seen: BTreeSet::new(),
+        reviewers_seen: BTreeSet::new(),
+        last_ids: [i64::MIN; 3],
+    };
+    rows.tables(&mut check)?;
+    check.finish();
+    Ok(())
+}
+
+struct Cross<'a> {
+    facts: &'a Facts,
+    report: &'a mut VerifyReport,
+    origin: String,
+    key_text: String,
+    signed_seen: BTreeSet<u64>,
+    reviewers_seen: BTreeSet<u64>,
+    /// The previous id seen in decisions, approvals, reveals (ids must ascend with seq).
+    last_ids: [i64; 3],
 }
 
 /// Whether `text` hashes to the hex digest `claimed`.
@@ -30,232 +54,258 @@ fn hashes_to(text: &[u8], claimed: &str) -> bool {
     unhex32(claimed).is_some_and(|c| c == <[u8; 32]>::from(Sha256::digest(text)))
 }
 
-fn compactions(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading compactions");
-    let mut st = store
-        .conn()
-        .prepare("SELECT id, status, request_sha256, report_sha256 FROM compactions")
-        .map_err(err)?;
-    let mut rows = st.query([]).map_err(err)?;
-    while let Some(row) = rows.next().map_err(err)? {
-        let id: String = row.get(0).map_err(err)?;
-        let status: String = row.get(1).map_err(err)?;
-        let request_sha256: String = row.get(2).map_err(err)?;
-        let report_sha256: String = row.get(3).map_err(err)?;
-        let Some(f) = facts.compactions.get(&id) else {
-            report.push(
-                None,
-                format!("compaction \"{id}\" has no verdict receipt in the log"),
-            );
-            continue;
-        };
-        let at = Some(f.verdict_seq);
-        if request_sha256 != f.request_sha256 {
-            report.push(
-                at,
-                format!("request digest of compaction \"{id}\" differs from its receipt"),
-            );
-        }
-        if report_sha256 != f.latest_report {
-            report.push(
-                Some(f.latest_report_seq),
-                format!("current report of compaction \"{id}\" differs from its receipts"),
-            );
-        }
-        let (expected, blame) = match &f.decision {
-            Some((seq, action)) if action == "release" => ("released", Some(*seq)),
-            Some((seq, _)) => ("rejected", Some(*seq)),
-            None if f.verdict == "ACCEPTED" => ("accepted", at),
-            None => ("quarantined", at),
-        };
-        if status != expected {
-            report.push(
-                blame,
-                format!("compaction \"{id}\" has status \"{status}\" but its receipts say \"{expected}\""),
-            );
-        }
-        f.mark(SEEN_ROW);
+impl Cross<'_> {
+    fn differs(&mut self, seq: u64, what: String) {
+        self.report.push(Some(seq), what);
     }
-    for (id, f) in &facts.compactions {
-        if !f.was_seen(SEEN_ROW) {
-            let msg = format!("compaction \"{id}\" was deleted from the store");
-            report.push(Some(f.verdict_seq), msg);
-        }
-    }
-    requests(store, facts, report)
-}
 
-/// Request texts, read in storage order, must hash to the digest their verdict receipt binds.
-fn requests(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading requests");
-    let mut st = store
-        .conn()
-        .prepare("SELECT compaction_id, request_json FROM requests")
-        .map_err(err)?;
-    let mut rows = st.query([]).map_err(err)?;
-    while let Some(row) = rows.next().map_err(err)? {
-        let id = row
-            .get_ref(0)
-            .map_err(err)?
-            .as_str()
-            .map_err(|e| err(e.into()))?;
-        let text = row
-            .get_ref(1)
-            .map_err(err)?
-            .as_bytes()
-            .map_err(|e| err(e.into()))?;
-        let Some((id, f)) = facts.compactions.get_key_value(id) else {
-            continue; // reported with its compaction row
-        };
-        if !hashes_to(text, &f.request_sha256) {
-            let msg = format!("stored request of compaction \"{id}\" differs from its receipt");
-            report.push(Some(f.verdict_seq), msg);
-        }
-        f.mark(SEEN_REQUEST);
-    }
-    for (id, f) in &facts.compactions {
-        if !f.was_seen(SEEN_REQUEST) {
-            let msg = format!("stored request of compaction \"{id}\" is missing");
-            report.push(Some(f.verdict_seq), msg);
-        }
-    }
-    Ok(())
-}
-
-fn reports(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading reports");
-    let mut st = store
-        .conn()
-        .prepare("SELECT compaction_id, report_sha256, report_json FROM reports ORDER BY id")
-        .map_err(err)?;
-    let mut rows = st.query([]).map_err(err)?;
-    // Rows come in insertion order, so the last one seen per compaction is its latest.
-    while let Some(row) = rows.next().map_err(err)? {
-        let text_at = |i| {
-            row.get_ref(i)
-                .map_err(err)?
-                .as_bytes()
-                .map_err(|e| err(e.into()))
-        };
-        let id = std::str::from_utf8(text_at(0)?).unwrap_or("");
-        let digest = std::str::from_utf8(text_at(1)?).unwrap_or("");
-        let ok = hashes_to(text_at(2)?, digest);
-        let known = facts.compactions.get_key_value(id);
-        if !ok {
-            let msg = format!("a stored report of compaction \"{id}\" does not match its digest");
-            report.push(known.map(|(_, f)| f.verdict_seq), msg);
-        }
-        if let Some((_, f)) = known {
-            f.stored_report.set(unhex32(digest));
-        }
-    }
-    for (id, f) in &facts.compactions {
-        if f.stored_report.get() != unhex32(&f.latest_report) {
-            let msg =
-                format!("latest stored report of compaction \"{id}\" differs from its receipts");
-            report.push(Some(f.latest_report_seq), msg);
-        }
-    }
-    Ok(())
-}
-
-/// Decision, approval and reveal rows against their signed receipts, both ways.
-fn signed_rows(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading decisions");
-    let queries = [
-        (
-            ReceiptKind::Decision,
-            "SELECT receipt_seq, compaction_id, key_id, report_sha256, reason, action, NULL FROM decisions",
-        ),
-        (
-            ReceiptKind::Approval,
-            "SELECT receipt_seq, compaction_id, key_id, report_sha256, reason, '', NULL FROM approvals",
-        ),
-        (
-            ReceiptKind::Reveal,
-            "SELECT receipt_seq, compaction_id, key_id, NULL, NULL, NULL, finding_id FROM reveals",
-        ),
-    ];
-    let mut matched = BTreeSet::new();
-    for (kind, sql) in queries {
-        let mut st = store.conn().prepare(sql).map_err(err)?;
-        let mut rows = st.query([]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            let seq = row.get::<_, i64>(0).map_err(err)?.max(0) as u64;
-            let id: String = row.get(1).map_err(err)?;
-            let key_id: String = row.get(2).map_err(err)?;
-            let report_sha256: Option<String> = row.get(3).map_err(err)?;
-            let reason: Option<String> = row.get(4).map_err(err)?;
-            let action: Option<String> = row.get(5).map_err(err)?;
-            let finding: Option<String> = row.get(6).map_err(err)?;
-            let name = kind.as_str();
-            let ok = facts.signed.get(&seq).is_some_and(|f| {
-                f.kind == kind
-                    && f.compaction_id == id
-                    && f.key_id == key_id
-                    && report_sha256.as_ref().is_none_or(|r| *r == f.report_sha256)
-                    && reason.as_ref().is_none_or(|r| *r == f.reason)
-                    && action
-                        .as_ref()
-                        .is_none_or(|a| a.is_empty() || *a == f.action)
-                    && (kind != ReceiptKind::Reveal || finding.as_ref() == Some(&f.finding_id))
-            });
-            if ok {
-                matched.insert(seq);
-            } else {
-                report.push(
-                    Some(seq),
-                    format!("{name} row for compaction \"{id}\" differs from its signed receipt"),
+    fn finish(&mut self) {
+        for (id, f) in &self.facts.compactions {
+            if !f.was_seen(SEEN_ROW) {
+                let msg = format!("compaction \"{id}\" was deleted from the store");
+                self.report.push(Some(f.verdict_seq), msg);
+            }
+            if !f.was_seen(SEEN_REQUEST) {
+                let msg = format!("stored request of compaction \"{id}\" is missing");
+                self.report.push(Some(f.verdict_seq), msg);
+            }
+            let rows = f.report_rows.get();
+            if rows < f.reports.len() {
+                let missing = &f.reports[rows];
+                let msg = format!(
+                    "report {} of compaction \"{id}\" is missing from the store",
+                    rows + 1
                 );
+                self.report.push(Some(missing.seq), msg);
+            }
+        }
+        for (seq, f) in &self.facts.signed {
+            if !self.signed_seen.contains(seq) {
+                let msg = format!(
+                    "{} receipt for compaction \"{}\" has no matching row in the store",
+                    f.kind.as_str(),
+                    f.compaction_id
+                );
+                self.report.push(Some(*seq), msg);
+            }
+        }
+        for (seq, f) in &self.facts.reviewers {
+            if !self.reviewers_seen.contains(seq) {
+                let msg = format!("reviewer \"{}\" was removed from the store", f.name);
+                self.report.push(Some(*seq), msg);
             }
         }
     }
-    for (seq, f) in &facts.signed {
-        if !matched.contains(seq) {
-            let msg = format!(
-                "{} receipt for compaction \"{}\" has no matching row in the store",
-                f.kind.as_str(),
-                f.compaction_id
-            );
-            report.push(Some(*seq), msg);
-        }
-    }
-    Ok(())
 }
 
-fn reviewers(store: &Store, facts: &Facts, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading reviewers");
-    let mut st = store
-        .conn()
-        .prepare("SELECT receipt_seq, name, public_key, key_id, role FROM reviewers")
-        .map_err(err)?;
-    let mut rows = st.query([]).map_err(err)?;
-    let mut matched = BTreeSet::new();
-    while let Some(row) = rows.next().map_err(err)? {
-        let seq = row.get::<_, i64>(0).map_err(err)?.max(0) as u64;
-        let name: String = row.get(1).map_err(err)?;
-        let ok = facts.reviewers.get(&seq).is_some_and(|f| {
-            Some(&f.name) == row.get(1).ok().as_ref()
-                && Some(&f.public_key) == row.get(2).ok().as_ref()
-                && Some(&f.key_id) == row.get(3).ok().as_ref()
-                && Some(&f.role) == row.get(4).ok().as_ref()
+impl TableVisitor for Cross<'_> {
+    fn compaction(&mut self, row: CompactionRow) {
+        let Some(f) = self.facts.compactions.get(&row.id) else {
+            self.report.push(
+                None,
+                format!(
+                    "compaction \"{}\" has no verdict receipt in the log",
+                    row.id
+                ),
+            );
+            return;
+        };
+        f.mark(SEEN_ROW);
+        let at = f.verdict_seq;
+        let identity = [
+            ("tenant", &row.tenant_id, &f.tenant_id),
+            ("task", &row.task_id, &f.task_id),
+            ("request digest", &row.request_sha256, &f.request_sha256),
+            ("summary digest", &row.summary_sha256, &f.summary_sha256),
+            (
+                "source population digest",
+                &row.source_population_sha256,
+                &f.source_population_sha256,
+            ),
+            ("time", &row.created_at, &f.time),
+        ];
+        for (what, stored, bound) in identity {
+            if stored != bound {
+                self.differs(
+                    at,
+                    format!(
+                        "{what} of compaction \"{}\" differs from its verdict receipt",
+                        row.id
+                    ),
+                );
+            }
+        }
+        let Some(current) = f.current() else { return };
+        let latest = current.seq;
+        let columns = [
+            ("current report", row.report_sha256 == current.report_sha256),
+            ("verdict", row.verdict == current.verdict),
+            ("outcome", row.outcome == current.outcome),
+            (
+                "finding status",
+                row.finding_status == current.finding_status,
+            ),
+            ("verdict class", row.verdict_class == current.verdict_class),
+            (
+                "secret-finding flag",
+                (row.has_secret_finding == 1) == current.has_secret_finding,
+            ),
+            ("anomaly count", row.anomaly_count == current.anomaly_count),
+            (
+                "main reason",
+                current
+                    .main_reason
+                    .as_ref()
+                    .is_none_or(|m| *m == row.main_reason),
+            ),
+        ];
+        for (what, same) in columns {
+            if !same {
+                self.differs(
+                    latest,
+                    format!(
+                        "{what} of compaction \"{}\" differs from its receipts",
+                        row.id
+                    ),
+                );
+            }
+        }
+        let (expected, blame) = match &f.decision {
+            Some((seq, action)) if action == "release" => ("released", *seq),
+            Some((seq, _)) => ("rejected", *seq),
+            None if f.reports.first().is_some_and(|r| r.verdict == "ACCEPTED") => ("accepted", at),
+            None => ("quarantined", at),
+        };
+        if row.status != expected {
+            self.differs(
+                blame,
+                format!(
+                    "compaction \"{}\" has status \"{}\" but its receipts say \"{expected}\"",
+                    row.id,
+                    crate::sanitize::excerpt(&row.status, 40)
+                ),
+            );
+        }
+    }
+
+    fn request(&mut self, compaction_id: &str, text: &[u8]) {
+        let Some(f) = self.facts.compactions.get(compaction_id) else {
+            return; // reported with its compaction row
+        };
+        if !hashes_to(text, &f.request_sha256) {
+            let msg = format!(
+                "stored request of compaction \"{compaction_id}\" differs from its receipt"
+            );
+            self.report.push(Some(f.verdict_seq), msg);
+        }
+        f.mark(SEEN_REQUEST);
+    }
+
+    fn report(&mut self, row: ReportRow) {
+        let Some(f) = self.facts.compactions.get(&row.compaction_id) else {
+            let msg = format!(
+                "a stored report of compaction \"{}\" has no receipt",
+                row.compaction_id
+            );
+            self.report.push(None, msg);
+            return;
+        };
+        let n = f.report_rows.get();
+        f.report_rows.set(n + 1);
+        let Some(bound) = f.reports.get(n) else {
+            let msg = format!(
+                "report row {} of compaction \"{}\" has no receipt",
+                n + 1,
+                row.compaction_id
+            );
+            self.report.push(Some(f.verdict_seq), msg);
+            return;
+        };
+        let same = row.text_matches
+            && row.report_sha256 == bound.report_sha256
+            && row.policy_sha256 == bound.policy_sha256
+            && row.verifier_version == bound.verifier_version
+            && row.created_at == bound.time;
+        if !same {
+            let msg = format!(
+                "report {} of compaction \"{}\" differs from the receipt that recorded it",
+                n + 1,
+                row.compaction_id
+            );
+            self.report.push(Some(bound.seq), msg);
+        }
+    }
+
+    fn signed(&mut self, table: SignedTable, row: SignedRow) {
+        let (kind, slot) = match table {
+            SignedTable::Decisions => (ReceiptKind::Decision, 0),
+            SignedTable::Approvals => (ReceiptKind::Approval, 1),
+            SignedTable::Reveals => (ReceiptKind::Reveal, 2),
+        };
+        let ordered = row.id > self.last_ids[slot];
+        self.last_ids[slot] = row.id;
+        let seq = row.receipt_seq;
+        let ok = ordered
+            && self.facts.signed.get(&seq).is_some_and(|f| {
+                f.kind == kind
+                    && f.compaction_id == row.compaction_id
+                    && f.key_id == row.key_id
+                    && f.reviewer == row.reviewer
+                    && f.time == row.created_at
+                    && match kind {
+                        ReceiptKind::Reveal => f.finding_id == row.finding_id,
+                        _ => {
+                            f.report_sha256 == row.report_sha256
+                                && f.reason == row.reason
+                                && f.note == row.note
+                                && (kind != ReceiptKind::Decision || f.action == row.action)
+                        }
+                    }
+            });
+        if ok {
+            self.signed_seen.insert(seq);
+        } else {
+            let msg = format!(
+                "{} row for compaction \"{}\" differs from its signed receipt",
+                kind.as_str(),
+                row.compaction_id
+            );
+            self.report.push(Some(seq), msg);
+        }
+    }
+
+    fn reviewer(&mut self, row: ReviewerRow) {
+        let seq = row.receipt_seq;
+        let ok = self.facts.reviewers.get(&seq).is_some_and(|f| {
+            f.name == row.name
+                && f.public_key == row.public_key
+                && f.key_id == row.key_id
+                && f.role == row.role
+                && f.authorized_by == row.authorized_by
+                && f.time == row.created_at
         });
         if ok {
-            matched.insert(seq);
+            self.reviewers_seen.insert(seq);
         } else {
-            report.push(
-                Some(seq),
-                format!("reviewer row \"{name}\" differs from its registration receipt"),
+            let msg = format!(
+                "reviewer row \"{}\" differs from its registration receipt",
+                crate::sanitize::excerpt(&row.name, 40)
+            );
+            self.report.push(Some(seq), msg);
+        }
+    }
+
+    fn meta(&mut self, key: &str, value: &str) {
+        let expected = match key {
+            "origin" => self.origin.clone(),
+            "public_key" => self.key_text.clone(),
+            _ => return,
+        };
+        if value != expected {
+            self.report.push(
+                None,
+                format!("the store's recorded \"{key}\" is not the trusted store key's"),
             );
         }
     }
-    for (seq, f) in &facts.reviewers {
-        if !matched.contains(seq) {
-            report.push(
-                Some(*seq),
-                format!("reviewer \"{}\" was removed from the store", f.name),
-            );
-        }
-    }
-    Ok(())
 }

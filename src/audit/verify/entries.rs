@@ -1,110 +1,24 @@
-//! The per-entry half of `verify`: reads the log in chunks, checks each entry's bytes in
-//! parallel (hashes, canonical form, envelope, signature), then folds them in order (sequence
-//! numbers, chain links, Merkle frontier) and collects the facts the table cross-check needs.
+//! The per-entry half of `verify`: reads the log in chunks, admits reviewer registrations in
+//! order (the chain of authority), checks each entry's bytes in parallel (hashes, canonical
+//! form, envelope, signature), then folds them in order (sequence numbers, chain links, the
+//! Merkle frontier) and collects what the receipts say for the table cross-check.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
 
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine as _;
 use ed25519_dalek::VerifyingKey;
-use rusqlite::params;
-
 use sha2::{Digest, Sha256};
 
-use super::super::flat::{self, Flat, FlatReceipt};
-use super::super::keys::{key_id, to_verifying, verify_b64};
+use super::super::authority::Authority;
 use super::super::merkle::{leaf_hash, Frontier, Hash};
 use super::super::receipt::{ReceiptKind, RECEIPT_SCHEMA};
+use super::super::receipt_fields::{self, Flat, FlatReceipt};
+use super::super::rows::{EntryRow, LogRows};
 use super::super::unhex32;
+use super::facts::Facts;
 use super::{remember, VerifyReport};
 use crate::json::{self, Limits};
-use crate::store::{Store, StoreError};
 
-const CHUNK: i64 = 16_384;
-
-/// What the receipts say, for the cross-check against the tables.
-#[derive(Debug, Default)]
-pub(super) struct Facts {
-    pub compactions: HashMap<String, CompactionFacts, Fnv>,
-    /// Approval, decision and reveal receipts by sequence number.
-    pub signed: BTreeMap<u64, SignedFact>,
-    /// Reviewer registrations by sequence number.
-    pub reviewers: BTreeMap<u64, ReviewerFact>,
-}
-
-#[derive(Debug, Default)]
-pub(super) struct CompactionFacts {
-    pub verdict_seq: u64,
-    pub request_sha256: String,
-    pub verdict: String,
-    pub latest_report: String,
-    /// The receipt that set `latest_report`.
-    pub latest_report_seq: u64,
-    /// `(seq, action)` of the decision receipt.
-    pub decision: Option<(u64, String)>,
-    /// Set by the table cross-check for each kind of row it found ([`SEEN_ROW`], …).
-    pub seen: Cell<u8>,
-    /// The digest of the last stored report row, as the cross-check finds it.
-    pub stored_report: Cell<Option<[u8; 32]>>,
-}
-
-pub(super) const SEEN_ROW: u8 = 1;
-pub(super) const SEEN_REQUEST: u8 = 2;
-
-impl CompactionFacts {
-    pub fn mark(&self, bit: u8) {
-        self.seen.set(self.seen.get() | bit);
-    }
-
-    pub fn was_seen(&self, bit: u8) -> bool {
-        self.seen.get() & bit != 0
-    }
-}
-
-/// FNV-1a: compaction ids are short, and SipHash dominated the cross-check.
-#[derive(Default)]
-pub(super) struct FnvHasher(u64);
-
-impl Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-pub(super) type Fnv = BuildHasherDefault<FnvHasher>;
-
-#[derive(Debug)]
-pub(super) struct SignedFact {
-    pub kind: ReceiptKind,
-    pub compaction_id: String,
-    pub key_id: String,
-    pub report_sha256: String,
-    pub reason: String,
-    pub action: String,
-    pub finding_id: String,
-}
-
-#[derive(Debug)]
-pub(super) struct ReviewerFact {
-    pub name: String,
-    pub key_id: String,
-    pub public_key: String,
-    pub role: String,
-}
+const CHUNK: usize = 16_384;
 
 pub(super) struct Walk {
     pub size: u64,
@@ -112,19 +26,13 @@ pub(super) struct Walk {
     pub frontier: Frontier,
     pub roots: BTreeMap<u64, Hash>,
     pub facts: Facts,
-}
-
-struct Raw {
-    seq: u64,
-    kind: String,
-    compaction_id: Option<String>,
-    json: String,
-    sha: String,
-    prev: String,
-    leaf: String,
-    signature: Option<String>,
-    key_id: Option<String>,
-    created_at: String,
+    /// Every leaf hash, recomputed from the receipt bytes, in order (when collecting).
+    pub leaves: Vec<Hash>,
+    authority: Authority,
+    prev_sha: Hash,
+    /// Whether to keep facts and leaves for the table and tree checks (a chain-only check
+    /// keeps neither, so it stays small on a large log).
+    collect: bool,
 }
 
 struct Checked<'a> {
@@ -135,113 +43,154 @@ struct Checked<'a> {
     signed: bool,
 }
 
-/// Reviewer keys registered in the log: key id → (key, registration seq).
-type Keys = HashMap<String, (VerifyingKey, u64)>;
-
-pub(super) fn walk(
-    store: &Store,
+/// Walks the whole log from its first entry.
+pub(super) fn walk<R: LogRows + ?Sized>(
+    rows: &R,
+    store_key: &VerifyingKey,
     wanted: &[u64],
     report: &mut VerifyReport,
-) -> Result<Walk, StoreError> {
-    let mut wanted = wanted.to_vec();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let keys = registered_keys(store)?;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let mut w = Walk {
-        size: 0,
-        signatures: 0,
-        frontier: Frontier::new(),
-        roots: BTreeMap::new(),
-        facts: Facts::default(),
-    };
-    remember(&w.frontier, &wanted, &mut w.roots);
-    let mut prev_sha = [0u8; 32];
-    let mut after = 0i64;
-    loop {
-        let raws = read_chunk(store, after)?;
-        let Some(last) = raws.last() else { break };
-        after = last.seq as i64;
-        let checked = check_parallel(&raws, &keys, threads);
-        for (raw, c) in raws.iter().zip(checked) {
-            let expected = w.size + 1;
-            if raw.seq != expected {
-                let msg = format!("missing: the next stored entry is \"{}\"", raw.seq);
-                report.push(Some(expected), msg);
-            }
-            for p in c.problems {
-                report.push(Some(raw.seq), p);
-            }
-            if unhex32(&raw.prev) != Some(prev_sha) {
-                let msg = "chain broken: previous-hash column does not match the previous receipt";
-                report.push(Some(raw.seq), msg.into());
-            }
-            if let Some(body) = &c.body {
-                if body.int("seq") != Some(raw.seq as i64) {
-                    let msg = "receipt's own seq does not match its position";
-                    report.push(Some(raw.seq), msg.into());
-                }
-                let named = body.str("prev_receipt_sha256").and_then(unhex32);
-                if named != Some(prev_sha) {
-                    let msg = "chain broken: receipt does not name the previous receipt's hash";
-                    report.push(Some(raw.seq), msg.into());
-                }
-                if let Some(msg) = collect(&mut w.facts, raw.seq, body, &keys) {
-                    report.push(Some(raw.seq), msg);
-                }
-            }
-            w.signatures += u64::from(c.signed);
-            prev_sha = c.sha;
-            w.frontier.push(c.leaf);
-            w.size = w.frontier.size();
-            remember(&w.frontier, &wanted, &mut w.roots);
-        }
-    }
+) -> Result<Walk, R::Error> {
+    let mut w = Walk::new(store_key, true);
+    w.extend(rows, wanted, report)?;
     Ok(w)
 }
 
-fn read_chunk(store: &Store, after: i64) -> Result<Vec<Raw>, StoreError> {
-    let err = StoreError::sql("reading the audit log");
-    let mut st = store
-        .conn()
-        .prepare_cached(
-            "SELECT seq, kind, compaction_id, receipt_json, receipt_sha256, prev_hash, leaf_hash,
-                    signature, key_id, created_at
-             FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-        )
-        .map_err(err)?;
-    let rows = st
-        .query_map(params![after, CHUNK], |r| {
-            Ok(Raw {
-                seq: r.get::<_, i64>(0)?.max(0) as u64,
-                kind: r.get(1)?,
-                compaction_id: r.get(2)?,
-                json: r.get(3)?,
-                sha: r.get(4)?,
-                prev: r.get(5)?,
-                leaf: r.get(6)?,
-                signature: r.get(7)?,
-                key_id: r.get(8)?,
-                created_at: r.get(9)?,
-            })
-        })
-        .map_err(err)?;
-    rows.collect::<Result<_, _>>().map_err(err)
+impl Walk {
+    pub fn new(store_key: &VerifyingKey, collect: bool) -> Walk {
+        Walk {
+            size: 0,
+            signatures: 0,
+            frontier: Frontier::new(),
+            roots: BTreeMap::new(),
+            facts: Facts::default(),
+            leaves: Vec::new(),
+            authority: Authority::new(store_key),
+            prev_sha: [0u8; 32],
+            collect,
+        }
+    }
+
+    /// Checks the entries after the ones already walked, remembering the root at each size in
+    /// `wanted`.
+    pub fn extend<R: LogRows + ?Sized>(
+        &mut self,
+        rows: &R,
+        wanted: &[u64],
+        report: &mut VerifyReport,
+    ) -> Result<(), R::Error> {
+        let mut wanted = wanted.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        remember(&self.frontier, &wanted, &mut self.roots);
+        let mut after = self.size;
+        loop {
+            let chunk = rows.entries(after, CHUNK)?;
+            let Some(last) = chunk.last() else { break };
+            after = last.seq;
+            let refused = admit_registrations(&chunk, &mut self.authority);
+            let checked = check_parallel(&chunk, &self.authority, threads);
+            for (row, c) in chunk.iter().zip(checked) {
+                self.fold(row, c, refused.get(&row.seq), report);
+                remember(&self.frontier, &wanted, &mut self.roots);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds one checked entry in order: position, chain, facts, frontier.
+    fn fold(
+        &mut self,
+        row: &EntryRow,
+        c: Checked<'_>,
+        refused: Option<&String>,
+        report: &mut VerifyReport,
+    ) {
+        let expected = self.size + 1;
+        if row.seq != expected {
+            let msg = format!("missing: the next stored entry is \"{}\"", row.seq);
+            report.push(Some(expected), msg);
+        }
+        for p in c.problems {
+            report.push(Some(row.seq), p);
+        }
+        if let Some(why) = refused {
+            report.push(Some(row.seq), why.clone());
+        }
+        if unhex32(&row.prev_hash) != Some(self.prev_sha) {
+            let msg = "chain broken: previous-hash column does not match the previous receipt";
+            report.push(Some(row.seq), msg.into());
+        }
+        if let Some(body) = &c.body {
+            if body.int("seq") != Some(row.seq as i64) {
+                let msg = "receipt's own seq does not match its position";
+                report.push(Some(row.seq), msg.into());
+            }
+            let named = body.str("prev_receipt_sha256").and_then(unhex32);
+            if named != Some(self.prev_sha) {
+                let msg = "chain broken: receipt does not name the previous receipt's hash";
+                report.push(Some(row.seq), msg.into());
+            }
+            if self.collect {
+                if let Some(msg) = self.facts.collect(row.seq, body, &self.authority) {
+                    report.push(Some(row.seq), msg);
+                }
+            }
+        }
+        self.signatures += u64::from(c.signed);
+        self.prev_sha = c.sha;
+        self.frontier.push(c.leaf);
+        if self.collect {
+            self.leaves.push(c.leaf);
+        }
+        self.size = self.frontier.size();
+    }
 }
 
-fn check_parallel<'a>(raws: &'a [Raw], keys: &Keys, threads: usize) -> Vec<Checked<'a>> {
-    let per = raws.len().div_ceil(threads.max(1)).max(1);
+/// Admits the chunk's registration receipts in order; why each refused one is not a valid act
+/// of authority, by sequence number.
+fn admit_registrations(chunk: &[EntryRow], authority: &mut Authority) -> HashMap<u64, String> {
+    let mut refused = HashMap::new();
+    for row in chunk {
+        let Some(body) = receipt_fields::read(&row.body) else {
+            continue;
+        };
+        if body.str("kind") != Some(ReceiptKind::Reviewer.as_str()) {
+            continue;
+        }
+        if let Err(why) = authority.admit(
+            row.seq,
+            row.body.as_bytes(),
+            &body,
+            row.signature.as_deref(),
+        ) {
+            refused.insert(row.seq, why);
+        }
+    }
+    refused
+}
+
+fn check_parallel<'a>(
+    rows: &'a [EntryRow],
+    authority: &Authority,
+    threads: usize,
+) -> Vec<Checked<'a>> {
+    let per = rows.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
-        let handles: Vec<_> = raws
+        let handles: Vec<_> = rows
             .chunks(per)
             .map(|part| {
-                s.spawn(move || part.iter().map(|r| check_one(r, keys)).collect::<Vec<_>>())
+                s.spawn(move || {
+                    part.iter()
+                        .map(|r| check_one(r, authority))
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
-        let mut out = Vec::with_capacity(raws.len());
-        for (h, part) in handles.into_iter().zip(raws.chunks(per)) {
+        let mut out = Vec::with_capacity(rows.len());
+        for (h, part) in handles.into_iter().zip(rows.chunks(per)) {
             // A panicking checker is itself a verification failure, never a pass.
             out.extend(h.join().unwrap_or_else(|_| {
                 let failed = || Checked {
@@ -259,18 +208,18 @@ fn check_parallel<'a>(raws: &'a [Raw], keys: &Keys, threads: usize) -> Vec<Check
 }
 
 /// Everything about one entry that does not depend on its neighbours.
-fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
-    let bytes = raw.json.as_bytes();
+fn check_one<'a>(row: &'a EntryRow, authority: &Authority) -> Checked<'a> {
+    let bytes = row.body.as_bytes();
     let sha: Hash = Sha256::digest(bytes).into();
     let leaf = leaf_hash(bytes);
     let mut problems = Vec::new();
-    if unhex32(&raw.sha) != Some(sha) {
+    if unhex32(&row.sha256) != Some(sha) {
         problems.push("receipt hash does not match the receipt's bytes".to_owned());
     }
-    if unhex32(&raw.leaf) != Some(leaf) {
+    if unhex32(&row.leaf_hash) != Some(leaf) {
         problems.push("leaf hash does not match the receipt's bytes".to_owned());
     }
-    let body = flat::read(&raw.json);
+    let body = receipt_fields::read(&row.body);
     if body.is_none() {
         // Say precisely what is wrong, using the full parser.
         let limits = Limits {
@@ -279,7 +228,7 @@ fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
         };
         problems.push(match json::parse(bytes, &limits) {
             Err(e) => format!("receipt is not valid JSON: {e}"),
-            Ok(v) if json::canonical(&v).ok().as_deref() != Some(raw.json.as_str()) => {
+            Ok(v) if json::canonical(&v).ok().as_deref() != Some(row.body.as_str()) => {
                 "receipt is not in canonical form".into()
             }
             Ok(_) => "receipt is not a flat object of the receipt schema".into(),
@@ -287,53 +236,8 @@ fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
     }
     let mut signed = false;
     if let Some(v) = &body {
-        if v.str("schema") != Some(RECEIPT_SCHEMA) {
-            problems.push(format!("receipt schema is not \"{RECEIPT_SCHEMA}\""));
-        }
-        let kind = v.str("kind").and_then(ReceiptKind::parse);
-        if v.str("kind") != Some(raw.kind.as_str()) || kind.is_none() {
-            problems.push(format!(
-                "kind column \"{}\" differs from the receipt",
-                raw.kind
-            ));
-        }
-        if v.str("time") != Some(raw.created_at.as_str()) {
-            problems.push("time column differs from the receipt".into());
-        }
-        let named = match v.get("compaction_id") {
-            Some(Flat::Null) => None,
-            Some(Flat::Str(s)) => Some(s.as_ref()),
-            _ => Some(""),
-        };
-        if named != raw.compaction_id.as_deref() {
-            problems.push("compaction column differs from the receipt".into());
-        }
-        match kind {
-            Some(k) if k.is_signed() => {
-                let claimed = v.str("reviewer_key_id");
-                if claimed.is_none() || claimed != raw.key_id.as_deref() {
-                    problems.push("key id column differs from the receipt's reviewer key".into());
-                }
-                let key = raw.key_id.as_deref().and_then(|id| keys.get(id));
-                match (key, raw.signature.as_deref()) {
-                    (None, _) => problems.push(format!(
-                        "signing key \"{}\" was never registered in this log",
-                        raw.key_id.as_deref().unwrap_or("")
-                    )),
-                    (Some(_), None) => problems.push("signature is missing".into()),
-                    (Some((key, _)), Some(sig)) => {
-                        signed = verify_b64(key, bytes, sig);
-                        if !signed {
-                            problems.push("reviewer signature does not verify".into());
-                        }
-                    }
-                }
-            }
-            Some(_) if raw.signature.is_some() || raw.key_id.is_some() => {
-                problems.push("unsigned receipt kind carries a signature or key id".into());
-            }
-            _ => {}
-        }
+        envelope(row, v, &mut problems);
+        signed = signature(row, v, authority, &mut problems);
     }
     Checked {
         sha,
@@ -344,190 +248,69 @@ fn check_one<'a>(raw: &'a Raw, keys: &Keys) -> Checked<'a> {
     }
 }
 
-/// Reviewer keys from the log's registration receipts (first registration of a key id wins).
-fn registered_keys(store: &Store) -> Result<Keys, StoreError> {
-    let err = StoreError::sql("reading reviewer registrations");
-    let mut st = store
-        .conn()
-        .prepare("SELECT seq, receipt_json FROM audit_entries WHERE kind = 'reviewer' ORDER BY seq")
-        .map_err(err)?;
-    let rows: Vec<(i64, String)> = st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .and_then(Iterator::collect)
-        .map_err(err)?;
-    let mut keys = Keys::new();
-    for (seq, text) in rows {
-        let Some(v) = flat::read(&text) else { continue };
-        let Some((id, key)) = reviewer_key(&v) else {
-            continue;
-        };
-        keys.entry(id).or_insert((key, seq.max(0) as u64));
+/// The columns stored beside the body must say what the body says.
+fn envelope(row: &EntryRow, v: &FlatReceipt<'_>, problems: &mut Vec<String>) {
+    if v.str("schema") != Some(RECEIPT_SCHEMA) {
+        problems.push(format!("receipt schema is not \"{RECEIPT_SCHEMA}\""));
     }
-    Ok(keys)
-}
-
-fn reviewer_key(v: &FlatReceipt<'_>) -> Option<(String, VerifyingKey)> {
-    let raw = B64.decode(v.str("public_key")?).ok()?;
-    let key = to_verifying(&raw)?;
-    let id = v.str("reviewer_key_id")?;
-    (key_id(&key) == id).then(|| (id.to_owned(), key))
-}
-
-/// Records what receipt `seq` says; returns a problem when it contradicts earlier receipts.
-fn collect(facts: &mut Facts, seq: u64, v: &FlatReceipt<'_>, keys: &Keys) -> Option<String> {
-    let s = |k: &str| v.str(k).unwrap_or("").to_owned();
-    let kind = v.str("kind").and_then(ReceiptKind::parse)?;
-    let id = s("compaction_id");
-    match kind {
-        ReceiptKind::Verdict => {
-            if facts.compactions.contains_key(&id) {
-                return Some(format!("second verdict receipt for compaction \"{id}\""));
-            }
-            let f = CompactionFacts {
-                verdict_seq: seq,
-                request_sha256: s("request_sha256"),
-                verdict: s("verdict"),
-                latest_report: s("report_sha256"),
-                latest_report_seq: seq,
-                decision: None,
-                seen: Cell::new(0),
-                stored_report: Cell::new(None),
-            };
-            facts.compactions.insert(id, f);
-        }
-        ReceiptKind::Rerun => match facts.compactions.get_mut(&id) {
-            Some(c) => {
-                c.latest_report = s("report_sha256");
-                c.latest_report_seq = seq;
-            }
-            None => return Some(format!("rerun of compaction \"{id}\" that has no verdict")),
-        },
-        ReceiptKind::Reviewer => {
-            if reviewer_key(v).is_none() {
-                return Some("reviewer public key does not match its key id".into());
-            }
-            let f = ReviewerFact {
-                name: s("reviewer"),
-                key_id: s("reviewer_key_id"),
-                public_key: s("public_key"),
-                role: s("role"),
-            };
-            facts.reviewers.insert(seq, f);
-        }
-        ReceiptKind::Approval | ReceiptKind::Decision | ReceiptKind::Reveal => {
-            let key_id = s("reviewer_key_id");
-            if keys.get(&key_id).is_some_and(|(_, reg)| *reg >= seq) {
-                return Some(format!(
-                    "signed by key \"{key_id}\" before it was registered"
-                ));
-            }
-            let Some(c) = facts.compactions.get_mut(&id) else {
-                return Some(format!(
-                    "{} for compaction \"{id}\" that has no verdict",
-                    kind.as_str()
-                ));
-            };
-            if kind == ReceiptKind::Decision {
-                if let Some((first, _)) = c.decision {
-                    return Some(format!(
-                        "second decision on compaction \"{id}\" (first at entry {first})"
-                    ));
-                }
-                c.decision = Some((seq, s("decision")));
-                if let Some(msg) = check_approvals(&facts.signed, v, &id, &key_id) {
-                    return Some(msg);
-                }
-            }
-            let f = SignedFact {
-                kind,
-                compaction_id: id,
-                key_id,
-                report_sha256: s("report_sha256"),
-                reason: s("reason"),
-                action: s("decision"),
-                finding_id: s("finding_id"),
-            };
-            facts.signed.insert(seq, f);
-        }
+    let kind = v.str("kind").and_then(ReceiptKind::parse);
+    if v.str("kind") != Some(row.kind.as_str()) || kind.is_none() {
+        problems.push(format!(
+            "kind column \"{}\" differs from the receipt",
+            crate::sanitize::excerpt(&row.kind, 40)
+        ));
     }
-    None
-}
-
-/// A decision that cites approvals must cite approval receipts for the same compaction and
-/// report, from distinct keys, one of them the decision's own signer.
-fn check_approvals(
-    signed: &BTreeMap<u64, SignedFact>,
-    v: &FlatReceipt<'_>,
-    id: &str,
-    key_id: &str,
-) -> Option<String> {
-    let cited = match v.get("approval_receipt_seqs") {
-        Some(Flat::Ints(seqs)) => seqs,
-        _ => return Some("decision receipt has no list of approval receipts".into()),
+    if v.str("time") != Some(row.created_at.as_str()) {
+        problems.push("time column differs from the receipt".into());
+    }
+    let named = match v.get("compaction_id") {
+        Some(Flat::Null) => None,
+        Some(Flat::Str(s)) => Some(s.as_ref()),
+        _ => Some(""),
     };
-    if cited.is_empty() {
-        return None;
+    if named != row.compaction_id.as_deref() {
+        problems.push("compaction column differs from the receipt".into());
     }
-    let report = v.str("report_sha256").unwrap_or("");
-    let mut keys = Vec::new();
-    for seq in cited {
-        let approval = u64::try_from(*seq).ok().and_then(|s| signed.get(&s));
-        match approval {
-            Some(a)
-                if a.kind == ReceiptKind::Approval
-                    && a.compaction_id == id
-                    && a.report_sha256 == report =>
-            {
-                keys.push(a.key_id.as_str());
-            }
-            _ => {
-                return Some(format!(
-                    "decision cites entry {seq}, which is not an approval of this report"
-                ))
-            }
-        }
-    }
-    let distinct: std::collections::BTreeSet<&str> = keys.iter().copied().collect();
-    if distinct.len() != keys.len() || !distinct.contains(key_id) {
-        return Some("decision's approvals are not from distinct keys including its signer".into());
-    }
-    None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn approval(key: &str, report: &str) -> SignedFact {
-        SignedFact {
-            kind: ReceiptKind::Approval,
-            compaction_id: "c1".into(),
-            key_id: key.into(),
-            report_sha256: report.into(),
-            reason: String::new(),
-            action: String::new(),
-            finding_id: String::new(),
+/// Checks the signature a receipt kind needs; whether one verified.
+fn signature(
+    row: &EntryRow,
+    v: &FlatReceipt<'_>,
+    authority: &Authority,
+    problems: &mut Vec<String>,
+) -> bool {
+    let signature = row.signature.as_deref();
+    match v.str("kind").and_then(ReceiptKind::parse) {
+        Some(ReceiptKind::Reviewer) => {
+            // The authoriser's signature was checked when the registration was admitted.
+            let by = v.str("authorized_by");
+            if by != row.key_id.as_deref() {
+                problems.push("key id column differs from the registration's authoriser".into());
+            }
+            by.is_some()
+                && authority
+                    .reviewer(v.str("reviewer_key_id").unwrap_or(""))
+                    .is_some()
         }
-    }
-
-    #[test]
-    fn cited_approvals_must_be_distinct_and_for_this_report() {
-        let mut signed = BTreeMap::new();
-        signed.insert(1, approval("k1", "r"));
-        signed.insert(2, approval("k2", "r"));
-        signed.insert(3, approval("k1", "r"));
-        signed.insert(4, approval("k3", "old"));
-        let body =
-            |seqs: &str| format!(r#"{{"approval_receipt_seqs":[{seqs}],"report_sha256":"r"}}"#);
-        let check = |seqs: &str, signer: &str| {
-            let text = body(seqs);
-            check_approvals(&signed, &flat::read(&text).unwrap(), "c1", signer)
-        };
-        assert_eq!(check("1,2", "k2"), None);
-        assert_eq!(check("", "k2"), None);
-        assert!(check("1,3", "k1").is_some(), "the same key twice");
-        assert!(check("1,2", "k9").is_some(), "signer did not approve");
-        assert!(check("1,4", "k1").is_some(), "approval of an older report");
-        assert!(check("1,7", "k1").is_some(), "not an approval");
+        Some(k) if k.is_signed() => {
+            let claimed = v.str("reviewer_key_id");
+            if claimed.is_none() || claimed != row.key_id.as_deref() {
+                problems.push("key id column differs from the receipt's reviewer key".into());
+            }
+            let key_id = row.key_id.as_deref().unwrap_or("");
+            match authority.signer(row.seq, key_id, row.body.as_bytes(), signature) {
+                Ok(_) => true,
+                Err(why) => {
+                    problems.push(why);
+                    false
+                }
+            }
+        }
+        Some(_) if row.signature.is_some() || row.key_id.is_some() => {
+            problems.push("unsigned receipt kind carries a signature or key id".into());
+            false
+        }
+        _ => false,
     }
 }

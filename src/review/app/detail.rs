@@ -7,14 +7,15 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 
-use super::{App, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
+use super::{App, AuditState, CPane, DecisionDialog, Effect, Overlay, RevealPrompt, Screen};
 use crate::review::action::Action;
-use crate::review::sanitize::anomaly_count;
 use crate::review::source::{
-    AuditView, CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
+    CheckName, CheckStatus, DecisionKind, ItemDetail, ItemId, RerunOutcome, SpanKind,
 };
-use crate::review::worker::Request;
+use crate::review::view::Scroller;
+use crate::sanitize::anomaly_count;
 
 /// A pane of the detail screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +84,7 @@ impl DiffKind {
 pub enum RerunState {
     Idle,
     Running { generation: u64 },
-    Done(Box<RerunOutcome>),
+    Done(Arc<RerunOutcome>),
     Failed(String),
 }
 
@@ -189,7 +190,8 @@ impl std::fmt::Debug for Revealed {
 pub struct DetailState {
     pub id: ItemId,
     pub generation: u64,
-    pub item: Option<ItemDetail>,
+    /// Shared, so comparing the state before and after an update costs a pointer compare.
+    pub item: Option<Arc<ItemDetail>>,
     pub error: Option<String>,
     pub focus: Pane,
     /// First visible line of each pane.
@@ -202,11 +204,22 @@ pub struct DetailState {
     pub rerun: RerunState,
     pub diff: DiffKind,
     pub diff_scroll: usize,
-    pub audit: Option<Result<AuditView, String>>,
-    pub audit_generation: u64,
+    pub audit: AuditState,
     pub audit_scroll: usize,
     /// A decision asked for before the item arrived, with `:release REASON NOTE` words.
     pub pending_decision: Option<(DecisionKind, Option<String>, String)>,
+    /// The item screen the diff and audit screens go back to (detail or constraints).
+    pub item_screen: Screen,
+    /// Selected row of the constraints screen.
+    pub constraint: usize,
+    /// Focused pane of the constraints screen.
+    pub cpane: CPane,
+    /// First visible line of each constraints pane (the list follows its selection).
+    pub cscroll: [usize; 3],
+    /// Whether the constraints screen's summary follows the selected row's sentence.
+    pub summary_follows: bool,
+    /// The item as it was before the last rerun of it, to mark what changed.
+    pub before_rerun: Option<Arc<ItemDetail>>,
 }
 
 impl DetailState {
@@ -224,10 +237,15 @@ impl DetailState {
             rerun: RerunState::Idle,
             diff: DiffKind::Summary,
             diff_scroll: 0,
-            audit: None,
-            audit_generation: 0,
+            audit: AuditState::Idle,
             audit_scroll: 0,
             pending_decision: None,
+            item_screen: Screen::Detail,
+            constraint: 0,
+            cpane: CPane::List,
+            cscroll: [0; 3],
+            summary_follows: true,
+            before_rerun: None,
         }
     }
 }
@@ -244,7 +262,8 @@ impl App {
         match result {
             Ok(item) => {
                 let all = findings(&item);
-                if detail.item.is_none() {
+                let first = detail.item.is_none();
+                if first {
                     // Start on the first finding that is not a passing check.
                     detail.finding = all
                         .iter()
@@ -257,8 +276,18 @@ impl App {
                         .unwrap_or(0);
                 }
                 detail.finding = detail.finding.min(all.len().saturating_sub(1));
-                detail.item = Some(item);
+                detail.constraint = detail
+                    .constraint
+                    .min(item.constraints.len().saturating_sub(1));
+                let constraints_first = first
+                    && self.screen == Screen::Detail
+                    && super::constraints::opens_on_constraints(&item);
+                detail.item = Some(Arc::new(item));
                 detail.error = None;
+                if constraints_first {
+                    detail.item_screen = Screen::Constraints;
+                    self.screen = Screen::Constraints;
+                }
                 if let Some((kind, reason, note)) = detail.pending_decision.take() {
                     self.open_decision(kind);
                     self.prefill_dialog(reason.as_deref(), &note);
@@ -267,55 +296,6 @@ impl App {
             Err(e) => detail.error = Some(e),
         }
         Vec::new()
-    }
-
-    pub(crate) fn on_audit(&mut self, generation: u64, result: Result<AuditView, String>) {
-        if let Some(detail) = self
-            .detail
-            .as_mut()
-            .filter(|d| d.audit_generation == generation)
-        {
-            detail.audit = Some(result);
-        }
-    }
-
-    pub(crate) fn on_rerun(
-        &mut self,
-        generation: u64,
-        id: ItemId,
-        result: Result<RerunOutcome, String>,
-    ) -> Vec<Effect> {
-        self.reruns_pending.remove(&id);
-        let current = self
-            .detail
-            .as_mut()
-            .filter(|d| d.id == id && d.rerun == RerunState::Running { generation });
-        match (result, current) {
-            (Ok(outcome), Some(detail)) => {
-                let changed = outcome.changed;
-                detail.item = Some(outcome.detail.clone());
-                detail.rerun = RerunState::Done(Box::new(outcome));
-                self.info(if changed {
-                    format!("rerun {id}: the report changed (d then tab: report diff)")
-                } else {
-                    format!("rerun {id}: the report is unchanged")
-                });
-            }
-            (Ok(outcome), None) => self.info(format!(
-                "rerun {id}: report {}",
-                if outcome.changed {
-                    "changed"
-                } else {
-                    "unchanged"
-                }
-            )),
-            (Err(e), Some(detail)) => {
-                detail.rerun = RerunState::Failed(e.clone());
-                self.error(format!("rerun {id} failed: {e}"));
-            }
-            (Err(e), None) => self.error(format!("rerun {id} failed: {e}")),
-        }
-        self.reload_queue()
     }
 
     pub(crate) fn open_decision(&mut self, kind: DecisionKind) {
@@ -355,21 +335,25 @@ impl App {
         })
     }
 
-    /// Scrolls summary and sources to the selected finding.
+    /// Scrolls summary and sources to the selected finding, where the last frame drew it.
     fn follow_finding(&mut self) {
-        let lines = crate::review::view::finding_lines(self);
-        if let Some(detail) = self.detail.as_mut() {
-            if let Some(line) = lines.0 {
-                detail.scroll[Pane::Summary.index()] = line;
-            }
-            if let Some(line) = lines.1 {
-                detail.scroll[Pane::Sources.index()] = line;
-            }
+        let Some(detail) = self.detail.as_mut() else {
+            return;
+        };
+        let Some(lines) = self.layout.findings.get(detail.finding) else {
+            return;
+        };
+        if let Some(line) = lines.summary {
+            detail.scroll[Pane::Summary.index()] = line;
+        }
+        if let Some(line) = lines.source {
+            detail.scroll[Pane::Sources.index()] = line;
         }
     }
 
     pub(crate) fn on_detail_action(&mut self, action: Action) -> Vec<Effect> {
-        let page = self.body_rows().saturating_sub(4).max(1);
+        let page = self.pane_page();
+        let limit = self.scroll_limit();
         let screen = self.screen;
         let Some(detail) = self.detail.as_mut() else {
             self.screen = Screen::Queue;
@@ -396,15 +380,7 @@ impl App {
             if screen == Screen::Detail && detail.focus == Pane::Checks {
                 detail.finding = detail.finding.min(finding_count.saturating_sub(1));
                 self.follow_finding();
-                return Vec::new();
-            }
-            let limit = crate::review::view::scroll_limit(self);
-            if let Some(detail) = self.detail.as_mut() {
-                let target = match screen {
-                    Screen::Diff => &mut detail.diff_scroll,
-                    Screen::Audit => &mut detail.audit_scroll,
-                    _ => &mut detail.scroll[detail.focus.index()],
-                };
+            } else {
                 *target = (*target).min(limit);
             }
             return Vec::new();
@@ -416,13 +392,14 @@ impl App {
                 Vec::new()
             }
             (Screen::Diff | Screen::Audit, Action::Back) => {
-                self.screen = Screen::Detail;
+                self.screen = detail.item_screen;
                 Vec::new()
             }
             (Screen::Diff, Action::ToggleDiff) => {
-                self.screen = Screen::Detail;
+                self.screen = detail.item_screen;
                 Vec::new()
             }
+            (_, Action::Constraints) => self.toggle_constraints(),
             (_, Action::ToggleDiff) => {
                 self.screen = Screen::Diff;
                 Vec::new()
@@ -447,18 +424,10 @@ impl App {
                 self.follow_finding();
                 Vec::new()
             }
-            (_, Action::Audit) => {
-                let generation = self.next_generation + 1;
-                self.next_generation = generation;
-                detail.audit_generation = generation;
-                detail.audit = None;
-                self.screen = Screen::Audit;
-                let id = detail.id.clone();
-                vec![Effect::Request(Request::Audit { generation, id })]
-            }
+            (_, Action::Audit) => self.open_audit(),
             (_, Action::Rerun) => {
                 let id = detail.id.clone();
-                vec![self.rerun(id)]
+                self.start_rerun(vec![id])
             }
             (_, Action::RerunTagged) => self.rerun_tagged(),
             (_, Action::Release) => {
@@ -486,14 +455,14 @@ impl App {
     }
 
     pub(crate) fn click_pane(&mut self, column: u16, row: u16) {
-        let rects = crate::review::view::detail_pane_rects(self);
-        if let Some(detail) = self.detail.as_mut() {
-            for (pane, rect) in Pane::ALL.iter().zip(rects) {
-                if rect.is_some_and(|r| r.contains(ratatui::layout::Position { x: column, y: row }))
-                {
-                    detail.focus = *pane;
-                }
-            }
+        let pane = self.pane_at(column, row);
+        let Some(detail) = self.detail.as_mut() else {
+            return;
+        };
+        match pane {
+            Some(Scroller::Detail(pane)) => detail.focus = pane,
+            Some(Scroller::Constraints(pane)) => detail.cpane = pane,
+            _ => {}
         }
     }
 }

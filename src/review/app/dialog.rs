@@ -132,9 +132,13 @@ impl App {
         match overlay {
             Overlay::Filter(input) => {
                 match key.code {
-                    KeyCode::Esc => self.overlay = None,
+                    KeyCode::Esc => {
+                        self.overlay = None;
+                        return Some(self.reasons_if_stale());
+                    }
                     KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                         self.overlay = None;
+                        return Some(self.reasons_if_stale());
                     }
                     KeyCode::Enter => {
                         let text = input.text.clone();
@@ -319,6 +323,7 @@ impl App {
             _ => self.info(format!("{} decision(s) recorded", decided.len())),
         }
         let mut effects = self.reload_queue();
+        effects.extend(self.reload_reasons());
         if let Some(detail) = self.detail.as_mut() {
             let generation = self.next_generation + 1;
             self.next_generation = generation;

@@ -1,21 +1,23 @@
 //! The queue screen's state and handlers: paging, filter, sort, tags, bulk actions.
 //!
 //! The queue holds one page of rows around the selection; moving past the loaded page asks
-//! the worker for the page around the new selection, so nothing ever loads the whole store.
+//! the fast worker lane for the page around the new selection, so nothing ever loads the whole
+//! store.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use super::{App, DecisionDialog, DetailState, Effect, Screen};
+use super::{App, DecisionDialog, DetailState, Effect, PreviewState, Screen};
 use crate::review::action::Action;
 use crate::review::filter::Filter;
 use crate::review::source::{DecisionKind, ItemId, QueuePage, QueueRow, Sort, Status};
 use crate::review::worker::Request;
 
 /// What the queue shows.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueueState {
-    /// The loaded page.
-    pub rows: Vec<QueueRow>,
+    /// The loaded page (shared, so comparing states is cheap).
+    pub rows: Arc<Vec<QueueRow>>,
     /// Absolute index of `rows[0]`.
     pub offset: usize,
     pub total: usize,
@@ -29,6 +31,16 @@ pub struct QueueState {
     /// Generation and offset of the request whose answer is awaited.
     pub loading: Option<(u64, usize)>,
     pub error: Option<String>,
+    /// The selected row's preview.
+    pub preview: PreviewState,
+    /// What the filter matches, by the check of its main reason (the header's counts).
+    pub reasons: Vec<(String, usize)>,
+    /// Generation of the reason counts awaited.
+    pub reasons_loading: Option<u64>,
+    /// The filter the reason counts were asked for.
+    pub reasons_for: Option<Filter>,
+    /// A `n` (true) or `N` jump waiting for the next page to go on.
+    pub jump: Option<bool>,
 }
 
 impl QueueState {
@@ -73,7 +85,7 @@ impl App {
                 self.queue.offset = offset;
                 self.queue.total = page.total;
                 self.queue.counts = page.counts_by_status;
-                self.queue.rows = page.rows;
+                self.queue.rows = Arc::new(page.rows);
                 self.queue.error = None;
                 if self.queue.selected >= self.queue.total {
                     self.queue.selected = self.queue.total.saturating_sub(1);
@@ -82,8 +94,14 @@ impl App {
                     // The page shrank under us: ask again around the clamped selection.
                     return self.reload_queue();
                 }
+                let mut effects = self.continue_jump();
+                effects.extend(self.want_preview());
+                return effects;
             }
-            Err(e) => self.queue.error = Some(e),
+            Err(e) => {
+                self.queue.error = Some(e);
+                self.queue.jump = None;
+            }
         }
         Vec::new()
     }
@@ -95,13 +113,16 @@ impl App {
                 if filter != self.queue.filter {
                     self.queue.filter = filter;
                     self.queue.selected = 0;
-                    return self.reload_queue();
+                    let mut effects = self.reload_queue();
+                    effects.extend(self.reasons_if_stale());
+                    return effects;
                 }
-                Vec::new()
+                self.reasons_if_stale()
             }
             Err(e) => {
                 self.error(e.to_string());
-                Vec::new()
+                // The filter typed live before the error still holds: count it.
+                self.reasons_if_stale()
             }
         }
     }
@@ -112,12 +133,12 @@ impl App {
         self.reload_queue()
     }
 
-    fn move_selection(&mut self, to: usize) -> Vec<Effect> {
+    pub(crate) fn move_selection(&mut self, to: usize) -> Vec<Effect> {
         let last = self.queue.total.saturating_sub(1);
         self.queue.selected = to.min(last);
         // Every row on screen must be loaded: ask for the page around the selection when
         // the visible window runs past the loaded one.
-        let visible = self.body_rows().saturating_sub(1);
+        let visible = self.queue_rows();
         let top = crate::review::view::queue_scroll_top(self.queue.selected, visible);
         let bottom = (top + visible).min(self.queue.total);
         let loaded = self.queue.offset..self.queue.offset + self.queue.rows.len();
@@ -138,7 +159,7 @@ impl App {
     }
 
     pub(crate) fn on_queue_action(&mut self, action: Action) -> Vec<Effect> {
-        let page = self.body_rows().saturating_sub(2).max(1);
+        let page = self.queue_rows().saturating_sub(1).max(1);
         let selected = self.queue.selected;
         match action {
             Action::MoveDown => self.move_selection(selected + 1),
@@ -180,10 +201,19 @@ impl App {
                 None => Vec::new(),
             },
             Action::Rerun => match self.queue.selected_row().map(|r| r.id.clone()) {
-                Some(id) => vec![self.rerun(id)],
+                Some(id) => self.start_rerun(vec![id]),
                 None => Vec::new(),
             },
             Action::RerunTagged => self.rerun_tagged(),
+            Action::NextFailing => self.jump_failing_item(true, selected + 1),
+            Action::PrevFailing => match selected.checked_sub(1) {
+                Some(from) => self.jump_failing_item(false, from),
+                None => {
+                    self.info("no failing item above this one");
+                    Vec::new()
+                }
+            },
+            Action::Constraints => self.toggle_constraints(),
             Action::Release | Action::Reject => {
                 let Some(id) = self.queue.selected_row().map(|r| r.id.clone()) else {
                     return Vec::new();
@@ -206,7 +236,7 @@ impl App {
             return Vec::new();
         }
         let ids: Vec<ItemId> = self.queue.tagged.iter().cloned().collect();
-        ids.into_iter().map(|id| self.rerun(id)).collect()
+        self.start_rerun(ids)
     }
 
     fn open_bulk_reject(&mut self) {
@@ -231,12 +261,12 @@ impl App {
     }
 
     pub(crate) fn click_queue_row(&mut self, row: u16) -> Vec<Effect> {
-        // The table starts below the header line, its border and its column titles.
-        let first = 3u16;
+        // The table's rows start below the header line, its border and its column titles.
+        let first = self.queue_first_row();
         if row < first {
             return Vec::new();
         }
-        let visible = self.body_rows().saturating_sub(1);
+        let visible = self.queue_rows();
         let top = crate::review::view::queue_scroll_top(self.queue.selected, visible);
         self.move_selection(top + usize::from(row - first))
     }

@@ -337,7 +337,7 @@ pub(super) fn build_item(n: usize) -> ItemDetail {
     let previous_summary = (n % 2 == 0).then(|| {
         format!("Progress: tests pass on branch feature/login; INV-1 branch main is protected. Pinned: {pinned_text}")
     });
-    ItemDetail {
+    let mut item = ItemDetail {
         report_sha256: sha256_hex(&format!("report-{id}")),
         policy_sha256: sha256_hex("policy-v3"),
         id,
@@ -351,10 +351,13 @@ pub(super) fn build_item(n: usize) -> ItemDetail {
         summary_text: summary,
         summary_spans: spans,
         checks,
+        constraints: Vec::new(),
         claims,
         pinned,
         previous_summary,
         approvals,
         receipts,
-    }
+    };
+    item.constraints = super::evidence::evidence(&item);
+    item
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use super::{build_item, row_of, FakeSource};
 use crate::review::filter::Filter;
 use crate::review::source::{
-    AuditView, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, QueuePage, QueueRow,
-    ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort,
+    AuditView, Dashboard, DecisionRefusal, DecisionRequest, ItemDetail, ItemId, ItemPreview,
+    QueuePage, QueueRow, ReasonCode, Receipt, RerunOutcome, ReviewSource, Sort,
 };
 
 /// `len` items cycling through the fake's twenty kinds.
@@ -100,6 +100,22 @@ impl ReviewSource for LargeSource {
         Ok(item)
     }
 
+    fn preview(&mut self, id: &ItemId) -> anyhow::Result<ItemPreview> {
+        let mut preview = super::triage::preview(&self.item(id)?);
+        preview.id = id.clone();
+        Ok(preview)
+    }
+
+    fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>> {
+        let rows: Vec<QueueRow> = (0..self.len).filter_map(|i| self.row(i)).collect();
+        Ok(super::triage::reason_counts(rows.iter(), filter))
+    }
+
+    fn dashboard(&mut self) -> anyhow::Result<Dashboard> {
+        let weight = self.len / self.small.items.len().max(1);
+        Ok(super::triage::dashboard(&self.small.items, weight.max(1)))
+    }
+
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
         let template = self.template_id(id)?;
         let mut outcome = self.small.rerun(&template)?;
@@ -126,6 +142,10 @@ impl ReviewSource for LargeSource {
 
     fn reason_codes(&mut self) -> anyhow::Result<Vec<ReasonCode>> {
         self.small.reason_codes()
+    }
+
+    fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
+        Ok(Box::new(self.clone()))
     }
 }
 

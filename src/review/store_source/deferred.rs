@@ -1,18 +1,19 @@
 //! The checker (compiled policy + scanner) built on a thread of its own: compiling the
 //! scanner's rules takes longer than drawing the first screen, and the queue does not need
-//! it. Items, reruns and reveals wait for it the first time.
+//! it. Items, reruns and reveals wait for it the first time. A fork's checker is built only
+//! when its lane first needs one, so a second lane costs nothing at start-up.
 
 use std::thread::JoinHandle;
 
 use anyhow::Context as _;
 
-use crate::commands::check::Checker;
-use crate::engine::PolicyEngine;
 use crate::policy::Policy;
-use crate::scan::Scanner;
+use crate::service::Checker;
 
 /// A checker that is ready, still being built, or failed to build.
 pub enum Deferred {
+    /// Not started: built by the first [`Deferred::wait`], on the waiting thread.
+    Later(Box<Policy>),
     Ready(Box<Checker>),
     Building(JoinHandle<anyhow::Result<Checker>>),
     Failed(String),
@@ -23,21 +24,23 @@ impl Deferred {
     pub fn spawn(policy: Policy) -> anyhow::Result<Deferred> {
         let handle = std::thread::Builder::new()
             .name("cq-review-checker".into())
-            .spawn(move || -> anyhow::Result<Checker> {
-                let scanner =
-                    Scanner::builtin().context("while loading the built-in scan rules")?;
-                let engine = PolicyEngine::new(policy, &scanner.rules_sha256())?;
-                Ok(Checker {
-                    engine,
-                    backend: crate::scan::backend::ScannerBackend::new(scanner),
-                })
-            })
+            .spawn(move || Checker::new(policy))
             .context("while starting the checker thread")?;
         Ok(Deferred::Building(handle))
     }
 
     /// Waits until the checker is built (or has failed).
     pub fn wait(&mut self) -> anyhow::Result<()> {
+        if let Deferred::Later(_) = self {
+            let Deferred::Later(policy) = std::mem::replace(self, Deferred::Failed(String::new()))
+            else {
+                return Ok(());
+            };
+            *self = match Checker::new(*policy) {
+                Ok(checker) => Deferred::Ready(Box::new(checker)),
+                Err(e) => Deferred::Failed(format!("{e:#}")),
+            };
+        }
         if let Deferred::Building(_) = self {
             let Deferred::Building(handle) =
                 std::mem::replace(self, Deferred::Failed(String::new()))
@@ -57,7 +60,9 @@ impl Deferred {
     pub fn get(&self) -> anyhow::Result<&Checker> {
         match self {
             Deferred::Ready(checker) => Ok(checker),
-            Deferred::Building(_) => anyhow::bail!("the policy and scanner are still loading"),
+            Deferred::Later(_) | Deferred::Building(_) => {
+                anyhow::bail!("the policy and scanner are still loading")
+            }
             Deferred::Failed(why) => anyhow::bail!("the policy could not be loaded: {why}"),
         }
     }

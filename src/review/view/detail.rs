@@ -10,7 +10,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::text::{self, Highlight};
-use super::{detail_pane_rects, inner, Body, PaneView};
+use super::{detail_pane_rects, inner, Body, FindingLines, PaneView, Scroller};
 use crate::review::app::{findings, item_anomalies, App, DetailState, Pane, RerunState};
 use crate::review::source::{CheckResult, CheckStatus, ItemDetail, SpanKind, Verification};
 use crate::review::theme::{Role, Theme};
@@ -19,7 +19,9 @@ fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-fn title_line(app: &App, detail: &DetailState, theme: &Theme) -> Line<'static> {
+/// The line above an item's panes: id, tenant/task, status, outcome, reason, anomalies,
+/// report digest and the rerun's state.
+pub(super) fn title_line(app: &App, detail: &DetailState, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(" {} ", detail.id),
         theme.style(Role::Title),
@@ -125,7 +127,7 @@ fn sources_lines(
     (out, index)
 }
 
-fn span_role(kind: &SpanKind) -> (Role, &'static str) {
+pub(super) fn span_role(kind: &SpanKind) -> (Role, &'static str) {
     match kind {
         SpanKind::MaskedSecret { .. } => (Role::SecretMask, "● secret"),
         SpanKind::Conflict { .. } => (Role::Conflict, "✗ conflict"),
@@ -134,15 +136,14 @@ fn span_role(kind: &SpanKind) -> (Role, &'static str) {
     }
 }
 
-/// The summary with highlighted spans and a legend; the index maps byte offsets to lines.
-fn summary_lines(
+/// The summary's highlights: each span in its role's style, masked secrets replaced by a
+/// mask (or the revealed value).
+pub(super) fn summary_highlights(
     item: &ItemDetail,
     detail: &DetailState,
     theme: &Theme,
-    width: usize,
-) -> (Vec<Line<'static>>, Vec<(usize, usize)>) {
-    let highlights: Vec<Highlight> = item
-        .summary_spans
+) -> Vec<Highlight> {
+    item.summary_spans
         .iter()
         .map(|s| {
             let (role, _) = span_role(&s.kind);
@@ -178,7 +179,17 @@ fn summary_lines(
                 replacement,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The summary with highlighted spans and a legend; the index maps byte offsets to lines.
+fn summary_lines(
+    item: &ItemDetail,
+    detail: &DetailState,
+    theme: &Theme,
+    width: usize,
+) -> (Vec<Line<'static>>, Vec<(usize, usize)>) {
+    let highlights = summary_highlights(item, detail, theme);
     // Every check that did not pass is named above the text, so a failure with no place in
     // the summary (provenance, schema, a dropped id) still shows in this pane.
     let mut out: Vec<Line<'static>> = Vec::new();
@@ -241,7 +252,7 @@ fn summary_lines(
     (out, index)
 }
 
-fn status_glyph(status: CheckStatus) -> (&'static str, Role) {
+pub(super) fn status_glyph(status: CheckStatus) -> (&'static str, Role) {
     match status {
         CheckStatus::Pass => ("✓", Role::Ok),
         CheckStatus::Fail => ("✗", Role::Error),
@@ -339,38 +350,6 @@ fn checks_lines(
     (out, selected_line)
 }
 
-fn pane_widths(app: &App) -> [usize; 3] {
-    let rects = detail_pane_rects(app);
-    rects.map(|r| r.map_or(40, |r| inner(r).0))
-}
-
-/// Wrapped lines where the selected finding is in the summary and in the sources.
-pub fn finding_lines(app: &App) -> (Option<usize>, Option<usize>) {
-    let Some(detail) = app.detail.as_ref() else {
-        return (None, None);
-    };
-    let Some(item) = detail.item.as_ref() else {
-        return (None, None);
-    };
-    let Some(finding) = findings(item).into_iter().nth(detail.finding) else {
-        return (None, None);
-    };
-    let theme = Theme::plain();
-    let widths = pane_widths(app);
-    let summary = finding.summary_range.map(|r| {
-        let (_, index) = summary_lines(item, detail, &theme, widths[1]);
-        text::line_of(&index, r.start)
-    });
-    let source = finding.source_message_id.and_then(|id| {
-        let (_, index) = sources_lines(item, &theme, widths[0]);
-        index
-            .into_iter()
-            .find(|(m, _)| *m == id)
-            .map(|(_, line)| line)
-    });
-    (summary, source)
-}
-
 fn pane(
     app: &App,
     rect: Rect,
@@ -381,6 +360,7 @@ fn pane(
     theme: &Theme,
 ) -> PaneView {
     let focused = app.detail.as_ref().is_some_and(|d| d.focus == pane);
+    let scroller = Scroller::Detail(pane);
     let (_, height) = inner(rect);
     let max_scroll = lines.len().saturating_sub(height);
     let marker = if focused { "▶ " } else { "" };
@@ -394,6 +374,7 @@ fn pane(
         String::new()
     };
     PaneView {
+        scroller,
         area: rect,
         title: Line::from(vec![
             Span::styled(
@@ -409,18 +390,40 @@ fn pane(
     }
 }
 
-/// The detail screen's body.
-pub fn detail_body(app: &App, theme: &Theme, body: Rect) -> Body {
+/// Where each finding of `item` sits in the summary and sources as wrapped (`None` for a
+/// pane that is not drawn).
+fn finding_lines(
+    item: &ItemDetail,
+    summary_index: Option<&[(usize, usize)]>,
+    sources_index: Option<&[(String, usize)]>,
+) -> Vec<FindingLines> {
+    findings(item)
+        .into_iter()
+        .map(|f| FindingLines {
+            summary: f
+                .summary_range
+                .zip(summary_index)
+                .map(|(r, index)| text::line_of(index, r.start)),
+            source: f
+                .source_message_id
+                .zip(sources_index)
+                .and_then(|(id, index)| index.iter().find(|(m, _)| *m == id).map(|(_, l)| *l)),
+        })
+        .collect()
+}
+
+/// The detail screen's body, and where each finding of the open item is in its panes.
+pub fn detail_body(app: &App, theme: &Theme, body: Rect) -> (Body, Vec<FindingLines>) {
     let [title_area, _] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(body);
     let Some(detail) = app.detail.as_ref() else {
-        return Body::Panes {
+        let body = Body::Panes {
             title: None,
             panes: Vec::new(),
         };
+        return (body, Vec::new());
     };
     let title = Some((title_area, title_line(app, detail, theme)));
     let rects = detail_pane_rects(app);
-    let widths = pane_widths(app);
     let Some(item) = detail.item.as_ref() else {
         let line = match &detail.error {
             Some(e) => {
@@ -442,19 +445,27 @@ pub fn detail_body(app: &App, theme: &Theme, body: Rect) -> Body {
                 Some(pane(app, r, *p, pane_title(*p).into(), lines, 0, theme))
             })
             .collect();
-        return Body::Panes { title, panes };
+        return (Body::Panes { title, panes }, Vec::new());
     };
     let mut panes = Vec::new();
+    let mut summary_index = None;
+    let mut sources_index = None;
     for (p, rect) in Pane::ALL.iter().zip(rects) {
         let Some(rect) = rect else { continue };
+        let width = inner(rect).0;
         let (lines, scroll) = match p {
-            Pane::Sources => (sources_lines(item, theme, widths[0]).0, detail.scroll[0]),
-            Pane::Summary => (
-                summary_lines(item, detail, theme, widths[1]).0,
-                detail.scroll[1],
-            ),
+            Pane::Sources => {
+                let (lines, index) = sources_lines(item, theme, width);
+                sources_index = Some(index);
+                (lines, detail.scroll[0])
+            }
+            Pane::Summary => {
+                let (lines, index) = summary_lines(item, detail, theme, width);
+                summary_index = Some(index);
+                (lines, detail.scroll[1])
+            }
             Pane::Checks => {
-                let (lines, selected) = checks_lines(item, detail.finding, theme, widths[2]);
+                let (lines, selected) = checks_lines(item, detail.finding, theme, width);
                 let height = inner(rect).1;
                 (lines, selected.saturating_sub(height.saturating_sub(1)))
             }
@@ -473,7 +484,8 @@ pub fn detail_body(app: &App, theme: &Theme, body: Rect) -> Body {
         };
         panes.push(pane(app, rect, *p, title, lines, scroll, theme));
     }
-    Body::Panes { title, panes }
+    let lines = finding_lines(item, summary_index.as_deref(), sources_index.as_deref());
+    (Body::Panes { title, panes }, lines)
 }
 
 fn pane_title(p: Pane) -> &'static str {

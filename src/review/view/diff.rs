@@ -9,9 +9,9 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{inner, text, PaneView};
+use super::{inner, text, PaneView, Scroller};
 use crate::diff::{line_diff, word_diff, DiffSegment, LineDiff, LineTag};
-use crate::review::app::{App, DiffKind, RerunState};
+use crate::review::app::{changed_since, App, AuditState, DiffKind, RerunState};
 use crate::review::source::{ChainStatus, ItemDetail, SpanKind};
 use crate::review::theme::{Role, Theme};
 
@@ -46,6 +46,64 @@ fn line_diff_lines(diff: &LineDiff, theme: &Theme) -> Vec<Line<'static>> {
             .iter()
             .map(|l| segments_line(l.tag, &l.segments, theme)),
     );
+    out
+}
+
+/// What a rerun changed, named before the report's line diff: each check whose status or
+/// code changed, then each constraint whose status changed.
+fn changed_first(before: &ItemDetail, after: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for check in &after.checks {
+        let old = before.checks.iter().find(|c| c.check == check.check);
+        let same = old.is_some_and(|o| o.status == check.status && o.code == check.code);
+        if same {
+            continue;
+        }
+        let was = old.map_or("absent".to_owned(), |o| {
+            format!("{} {}", o.status.word(), o.code.as_deref().unwrap_or(""))
+        });
+        let now = format!(
+            "{} {}",
+            check.status.word(),
+            check.code.as_deref().unwrap_or("")
+        );
+        let mut spans = vec![
+            Span::styled("Δ check ", theme.style(Role::Warning)),
+            Span::styled(check.check.word().to_owned(), theme.style(Role::Title)),
+        ];
+        spans.extend(text::untrusted_inline(
+            &format!(": {} → {}", was.trim_end(), now.trim_end()),
+            Style::default(),
+            theme,
+        ));
+        out.push(Line::from(spans));
+    }
+    for (row, was) in after
+        .constraints
+        .iter()
+        .zip(changed_since(Some(before), after))
+    {
+        let Some(was) = was else { continue };
+        let mut spans = vec![Span::styled("Δ constraint ", theme.style(Role::Warning))];
+        spans.extend(text::untrusted_inline(
+            &row.id,
+            theme.style(Role::Title),
+            theme,
+        ));
+        spans.extend(text::untrusted_inline(
+            &format!(": {} → {}", was.word(), row.status.word()),
+            Style::default(),
+            theme,
+        ));
+        out.push(Line::from(spans));
+    }
+    if out.is_empty() {
+        out.push(Line::styled(
+            "no check and no constraint changed",
+            theme.style(Role::Dim),
+        ));
+    }
+    out.push(Line::default());
     out
 }
 
@@ -116,29 +174,33 @@ fn diff_lines(app: &App, item: &ItemDetail, kind: DiffKind, theme: &Theme) -> Ve
             }
             out
         }
-        DiffKind::Report => match app.detail.as_ref().map(|d| &d.rerun) {
-            Some(RerunState::Done(outcome)) => {
-                let mut out = vec![Line::styled(
+        DiffKind::Report => match app.detail.as_ref().map(|d| (&d.rerun, &d.before_rerun)) {
+            Some((RerunState::Done(outcome), before)) => {
+                let mut out = before
+                    .as_deref()
+                    .map(|b| changed_first(b, item, theme))
+                    .unwrap_or_default();
+                out.push(Line::styled(
                     if outcome.changed {
                         "- report before the rerun   + report after (changed)"
                     } else {
                         "- report before the rerun   + report after (unchanged)"
                     },
                     dim,
-                )];
+                ));
                 out.extend(line_diff_lines(
                     &line_diff(&outcome.before_report, &outcome.after_report),
                     theme,
                 ));
                 out
             }
-            Some(RerunState::Running { .. }) => {
+            Some((RerunState::Running { .. }, _)) => {
                 vec![Line::from(format!(
                     "{} rerunning the checks…",
                     super::spinner(app)
                 ))]
             }
-            Some(RerunState::Failed(e)) => {
+            Some((RerunState::Failed(e), _)) => {
                 let mut spans = vec![Span::styled("✗ rerun failed: ", theme.style(Role::Error))];
                 spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
                 vec![Line::from(spans)]
@@ -195,6 +257,7 @@ fn diff_lines(app: &App, item: &ItemDetail, kind: DiffKind, theme: &Theme) -> Ve
 }
 
 fn single_pane(
+    scroller: Scroller,
     area: Rect,
     title: Line<'static>,
     lines: Vec<Line<'static>>,
@@ -205,6 +268,7 @@ fn single_pane(
     let lines = text::wrap(lines, width);
     let scroll = scroll.min(lines.len().saturating_sub(height));
     PaneView {
+        scroller,
         area,
         title,
         lines,
@@ -217,7 +281,14 @@ fn single_pane(
 /// The diff screen.
 pub fn diff_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
     let Some(detail) = app.detail.as_ref() else {
-        return single_pane(area, Line::raw(" Diffs "), Vec::new(), 0, theme);
+        return single_pane(
+            Scroller::Diff,
+            area,
+            Line::raw(" Diffs "),
+            Vec::new(),
+            0,
+            theme,
+        );
     };
     let mut title = vec![Span::styled(" Diffs: ", theme.style(Role::Title))];
     for kind in DiffKind::ALL {
@@ -241,7 +312,14 @@ pub fn diff_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
             super::spinner(app)
         ))],
     };
-    single_pane(area, Line::from(title), lines, detail.diff_scroll, theme)
+    single_pane(
+        Scroller::Diff,
+        area,
+        Line::from(title),
+        lines,
+        detail.diff_scroll,
+        theme,
+    )
 }
 
 /// The audit screen: the item's receipts and whether the log verifies.
@@ -251,14 +329,14 @@ pub fn audit_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
         theme.style(Role::Title),
     ));
     let Some(detail) = app.detail.as_ref() else {
-        return single_pane(area, title, Vec::new(), 0, theme);
+        return single_pane(Scroller::Audit, area, title, Vec::new(), 0, theme);
     };
     let lines = match &detail.audit {
-        None => vec![Line::from(format!(
+        AuditState::Idle | AuditState::Loading { .. } => vec![Line::from(format!(
             "{} verifying the audit log…",
             super::spinner(app)
         ))],
-        Some(Err(e)) => {
+        AuditState::Failed(e) => {
             let mut spans = vec![Span::styled(
                 "✗ could not read the audit log: ",
                 theme.style(Role::Error),
@@ -266,7 +344,7 @@ pub fn audit_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
             spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
             vec![Line::from(spans)]
         }
-        Some(Ok(audit)) => {
+        AuditState::Ready(audit) => {
             let mut out = vec![match &audit.chain {
                 ChainStatus::Verified {
                     entries,
@@ -340,5 +418,12 @@ pub fn audit_pane(app: &App, theme: &Theme, area: Rect) -> PaneView {
             out
         }
     };
-    single_pane(area, title, lines, detail.audit_scroll, theme)
+    single_pane(
+        Scroller::Audit,
+        area,
+        title,
+        lines,
+        detail.audit_scroll,
+        theme,
+    )
 }

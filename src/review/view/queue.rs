@@ -1,12 +1,14 @@
-//! The queue table's view: one line per item with status, outcome, reason, tenant/task, age
-//! and anomaly count, each carrying a word or glyph besides its colour.
+//! The queue table's view: one line per item with status, severity (the most severe failing
+//! check's class, as a bar and a word), reason, tenant/task, age and anomaly count, each
+//! carrying a word or glyph besides its colour; below it, when there is room, the preview of
+//! the selected row.
 
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 use super::{text, QueueView};
 use crate::review::app::App;
-use crate::review::source::{Outcome, QueueRow, Sort, Status};
+use crate::review::source::{QueueRow, Severity, Sort, Status};
 use crate::review::theme::{Role, Theme};
 
 /// First visible row so the selection stays on screen, scrolling a page at a time.
@@ -40,14 +42,25 @@ fn status_cell(status: Status, theme: &Theme) -> Line<'static> {
     ))
 }
 
-fn outcome_cell(outcome: Outcome, theme: &Theme) -> Line<'static> {
-    let role = match outcome {
-        Outcome::Accepted => Role::Ok,
-        Outcome::Finding => Role::Error,
-        Outcome::InsufficientData => Role::Warning,
-        Outcome::Error => Role::Error,
-    };
-    Line::from(Span::styled(outcome.short(), theme.style(role)))
+fn severity_cell(severity: Severity, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        format!("{} {}", severity.bar(), severity.word()),
+        theme.style(super::triage::severity_role(severity)),
+    ))
+}
+
+/// Body rows below which the queue has no preview.
+const PREVIEW_FROM: u16 = 18;
+
+/// The queue table's rectangle and the preview's below it (when the body is tall enough).
+pub fn queue_areas(area: Rect) -> (Rect, Option<Rect>) {
+    if area.height < PREVIEW_FROM {
+        return (area, None);
+    }
+    let preview = (area.height * 2 / 5).clamp(7, 16);
+    let [table, below] =
+        Layout::vertical([Constraint::Min(5), Constraint::Length(preview)]).areas(area);
+    (table, Some(below))
 }
 
 fn row_cells(app: &App, row: &QueueRow, selected: bool, theme: &Theme) -> Vec<Line<'static>> {
@@ -73,7 +86,7 @@ fn row_cells(app: &App, row: &QueueRow, selected: bool, theme: &Theme) -> Vec<Li
         Line::from(vec![pointer, tag]),
         Line::from(text::untrusted_inline(&row.id.0, Default::default(), theme)),
         status_cell(row.status, theme),
-        outcome_cell(row.outcome, theme),
+        severity_cell(row.severity, theme),
         Line::from(text::untrusted_inline(
             &row.main_reason,
             Default::default(),
@@ -86,7 +99,8 @@ fn row_cells(app: &App, row: &QueueRow, selected: bool, theme: &Theme) -> Vec<Li
 }
 
 /// The queue's view for the body rectangle.
-pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
+pub fn queue_view(app: &App, theme: &Theme, body: Rect) -> QueueView {
+    let (area, preview_area) = queue_areas(body);
     let q = &app.queue;
     // Border (2) and column titles (1).
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
@@ -102,7 +116,7 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
         .filter(|i| *i < rows.len());
     let sort = match q.sort {
         Sort::Age => "oldest first",
-        Sort::Severity => "worst first",
+        Sort::Severity => "most severe first",
     };
     let loading = if q.loading.is_some() {
         format!(" {} loading", super::spinner(app))
@@ -159,16 +173,20 @@ pub fn queue_view(app: &App, theme: &Theme, area: Rect) -> QueueView {
             ("", Constraint::Length(2)),
             ("id", Constraint::Length(id_width)),
             ("status", Constraint::Length(13)),
-            ("outcome", Constraint::Length(12)),
+            ("severity", Constraint::Length(14)),
             ("reason", Constraint::Min(16)),
             ("tenant/task", Constraint::Min(14)),
             ("age", Constraint::Length(4)),
             ("anom", Constraint::Length(5)),
         ],
         rows,
+        visible,
         selected,
         selected_style: theme.style(Role::Selection),
         placeholder,
+        preview: preview_area
+            .filter(|_| q.error.is_none() && q.total > 0)
+            .map(|a| super::triage::preview_pane(app, theme, a)),
     }
 }
 

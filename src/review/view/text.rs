@@ -11,8 +11,8 @@ use std::ops::Range;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::review::sanitize::{sanitize, SegmentKind};
 use crate::review::theme::{Role, Theme};
+use crate::sanitize::{sanitize, SegmentKind};
 
 /// A byte range of the input to draw differently.
 #[derive(Debug, Clone)]
@@ -217,6 +217,49 @@ pub fn line_of(index: &[(usize, usize)], at: usize) -> usize {
         .map_or(0, |(_, line)| *line)
 }
 
+/// `line` cut to at most `width` columns, ending in `…` when it was cut.
+pub fn truncate(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let style = line.style;
+    let mut out = Vec::new();
+    let mut used = 0;
+    let room = width.saturating_sub(1);
+    for span in line.spans {
+        let mut piece = String::new();
+        for c in span.content.chars() {
+            let w = char_width(c);
+            if used + w > room {
+                break;
+            }
+            piece.push(c);
+            used += w;
+        }
+        let cut = piece.len() < span.content.len();
+        if !piece.is_empty() {
+            out.push(Span::styled(piece, span.style));
+        }
+        if cut {
+            break;
+        }
+    }
+    if width > 0 {
+        out.push(Span::raw("…"));
+    }
+    Line::from(out).style(style)
+}
+
+/// `line` padded with spaces to exactly `width` columns (cut first when wider).
+pub fn pad(line: Line<'static>, width: usize) -> Line<'static> {
+    let mut line = truncate(line, width);
+    let missing = width.saturating_sub(line.width());
+    if missing > 0 {
+        line.spans.push(Span::raw(" ".repeat(missing)));
+    }
+    line
+}
+
 /// The plain text of a line (for tests and widths).
 pub fn plain(line: &Line<'_>) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()
@@ -267,6 +310,15 @@ mod tests {
         };
         let lines = untrusted("é and more", Style::default(), &[h], &theme());
         assert_eq!(plain(&lines[0].0), "é and more");
+    }
+
+    #[test]
+    fn truncate_and_pad_fit_a_width() {
+        let line = Line::from(vec![Span::raw("abc"), Span::raw("défg")]);
+        assert_eq!(plain(&truncate(line.clone(), 5)), "abcd…");
+        assert_eq!(plain(&truncate(line.clone(), 7)), "abcdéfg");
+        assert_eq!(pad(Line::raw("ab"), 4).width(), 4);
+        assert_eq!(plain(&pad(line, 3)), "ab…");
     }
 
     #[test]

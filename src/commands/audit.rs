@@ -1,0 +1,46 @@
+//! `cq audit verify [--checkpoint FILE]`, `cq audit export`, `cq audit checkpoint`: the audit
+//! log checked end to end, written out as JSONL, or its signed tree head to keep elsewhere.
+
+use std::io::Write;
+
+use crate::cli::AuditCommand;
+use crate::store::{Mode, StoreError};
+
+use super::{store, Exit, Output};
+
+pub fn run(command: &AuditCommand, out: &mut Output) -> anyhow::Result<Exit> {
+    match command {
+        AuditCommand::Verify { store, checkpoint } => {
+            let note = match checkpoint {
+                Some(path) => {
+                    Some(
+                        std::fs::read_to_string(path).map_err(|source| StoreError::Io {
+                            context: "reading the checkpoint",
+                            path: path.clone(),
+                            source,
+                        })?,
+                    )
+                }
+                None => None,
+            };
+            let report = store::open(store, Mode::ReadOnly)?.verify(note.as_deref())?;
+            writeln!(out, "{}", report.to_string().trim_end())?;
+            Ok(if report.is_ok() {
+                Exit::Success
+            } else {
+                Exit::Tampered
+            })
+        }
+        AuditCommand::Export { store } => {
+            store::open(store, Mode::ReadOnly)?.export_jsonl(out)?;
+            Ok(Exit::Success)
+        }
+        AuditCommand::Checkpoint { store } => {
+            let note = store::open(store, Mode::ReadWrite)?
+                .checkpoint()?
+                .unwrap_or_default();
+            write!(out, "{note}")?;
+            Ok(Exit::Success)
+        }
+    }
+}

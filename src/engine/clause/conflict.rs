@@ -1,0 +1,159 @@
+//! Conflict patterns, compiled: each finds its first match on the normalised summary and,
+//! when the grammar matches joined words, on the normalised split view (`git_push` read as
+//! `git push`), and reports it as a byte span of the summary itself.
+
+use std::ops::Range;
+
+use crate::policy::grammar::ConflictPattern;
+
+use super::super::pytext::{self, Normalized};
+use super::super::verifier::VerifierError;
+use super::super::words::SplitView;
+use super::GrammarError;
+
+pub(super) struct Conflict {
+    pub id: String,
+    pub predicate: String,
+    matcher: Matcher,
+}
+
+/// How a conflict pattern runs. Most patterns need nothing but the `regex` crate; the common
+/// idiom of leading negative literal lookbehinds (`(?<!not )(?<!never )…`) is checked exactly
+/// beside it; anything else with lookarounds runs on `fancy-regex` behind a lookaround-free
+/// prefilter.
+enum Matcher {
+    Plain {
+        regex: regex::Regex,
+        not_after: Vec<String>,
+    },
+    Fancy {
+        prefilter: regex::Regex,
+        exact: fancy_regex::Regex,
+    },
+}
+
+/// Splits `(?<!lit)(?<!lit)…rest` into the literals and the rest, when every leading group
+/// is a negative lookbehind of plain text.
+fn leading_negative_literals(pattern: &str) -> (Vec<String>, &str) {
+    let mut literals = Vec::new();
+    let mut rest = pattern;
+    while let Some(body) = rest.strip_prefix("(?<!") {
+        let Some(end) = body.find(')') else { break };
+        let literal = &body[..end];
+        if literal.is_empty() || literal.contains(|c: char| "\\.+*?()|[]{}^$".contains(c)) {
+            break;
+        }
+        literals.push(literal.to_owned());
+        rest = &body[end + 1..];
+    }
+    (literals, rest)
+}
+
+/// The texts conflict patterns read: the normalised summary and, when joined words are
+/// matched and the summary has any, the normalised split view.
+pub(super) struct Views {
+    normalized: Normalized,
+    split: Option<(SplitView, Normalized)>,
+}
+
+impl Views {
+    pub fn new(summary: &str, joined_words: bool) -> Views {
+        let split = joined_words
+            .then(|| SplitView::new(summary))
+            .filter(SplitView::is_split)
+            .map(|view| {
+                let normalized = Normalized::new(&view.text);
+                (view, normalized)
+            });
+        Views {
+            normalized: Normalized::new(summary),
+            split,
+        }
+    }
+
+    /// The normalised summary (what probabilistic markers are looked for in).
+    pub fn normalized(&self) -> &str {
+        &self.normalized.text
+    }
+}
+
+impl Conflict {
+    pub fn compile(item: &ConflictPattern) -> Result<Conflict, GrammarError> {
+        let bad = |reason: String| GrammarError::Pattern {
+            id: item.id.clone(),
+            reason,
+        };
+        let build = |pattern: &str| {
+            regex::RegexBuilder::new(pattern)
+                .size_limit(16 << 20)
+                .build()
+                .map_err(|e| bad(e.to_string()))
+        };
+        let (not_after, rest) = leading_negative_literals(&item.pattern);
+        let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
+        let matcher = if stripped == rest {
+            Matcher::Plain {
+                regex: build(rest)?,
+                not_after,
+            }
+        } else {
+            Matcher::Fancy {
+                prefilter: build(&pytext::strip_lookarounds(&item.pattern).map_err(&bad)?)?,
+                exact: fancy_regex::Regex::new(&item.pattern).map_err(|e| bad(e.to_string()))?,
+            }
+        };
+        Ok(Conflict {
+            id: item.id.clone(),
+            predicate: item.predicate.clone(),
+            matcher,
+        })
+    }
+
+    /// The first match, as a byte span of the summary the views were made from: on the
+    /// normalised summary first, then on the split view (widened to the tokens it touched).
+    pub fn find(&self, views: &Views) -> Result<Option<Range<usize>>, VerifierError> {
+        if let Some(found) = self.find_in(&views.normalized.text)? {
+            return Ok(Some(views.normalized.source_span(found.start, found.end)));
+        }
+        if let Some((split, normalized)) = &views.split {
+            if let Some(found) = self.find_in(&normalized.text)? {
+                let in_view = normalized.source_span(found.start, found.end);
+                return Ok(Some(split.source_span(in_view)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first match on one normalised text, as a byte range of it.
+    fn find_in(&self, normalized: &str) -> Result<Option<Range<usize>>, VerifierError> {
+        match &self.matcher {
+            Matcher::Plain { regex, not_after } => {
+                let mut start = 0;
+                while let Some(found) = regex.find_at(normalized, start) {
+                    if !not_after
+                        .iter()
+                        .any(|lit| normalized[..found.start()].ends_with(lit.as_str()))
+                    {
+                        return Ok(Some(found.range()));
+                    }
+                    match normalized[found.start()..].chars().next() {
+                        Some(c) => start = found.start() + c.len_utf8(),
+                        None => return Ok(None),
+                    }
+                }
+                Ok(None)
+            }
+            Matcher::Fancy { prefilter, exact } => {
+                if !prefilter.is_match(normalized) {
+                    return Ok(None);
+                }
+                exact
+                    .find(normalized)
+                    .map(|found| found.map(|m| m.range()))
+                    .map_err(|e| {
+                        VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id))
+                    })
+            }
+        }
+    }
+}

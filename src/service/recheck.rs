@@ -1,0 +1,234 @@
+//! Rerunning the checks on a stored compaction under the current policy: the one way a rerun
+//! happens, whether from `cq recheck` or the reviewer's `r`, so both store the same report and
+//! receipt. The store audits a rerun that changed the report ([`Store::record_rerun`]); what
+//! changed is said check by check.
+
+use anyhow::Context;
+
+use crate::engine::report::{Report, SealedReport};
+use crate::engine::GateRequest;
+use crate::json::{self, Value};
+use crate::store::{ListFilter, ReportChange, SortKey, Status, Store};
+
+use super::checker::Checker;
+use super::record::new_report;
+
+/// Quarantined compactions read per page by [`quarantined_ids`].
+const PAGE: u64 = 500;
+
+/// What one rerun did.
+#[derive(Debug, Clone)]
+pub struct Recheck {
+    pub id: String,
+    /// The report that was current before the rerun.
+    pub before: SealedReport,
+    /// The fresh report.
+    pub after: SealedReport,
+    pub change: ReportChange,
+}
+
+impl Recheck {
+    /// Whether the report digest changed.
+    pub fn changed(&self) -> bool {
+        self.before.sha256 != self.after.sha256
+    }
+
+    /// What changed, one line each (empty when nothing did).
+    pub fn changes(&self) -> Vec<String> {
+        changes(&self.before, &self.after)
+    }
+}
+
+/// The current report of compaction `id`, read back and checked against its digest.
+pub fn current_report(store: &Store, id: &str) -> anyhow::Result<SealedReport> {
+    let compaction = store
+        .compaction(id)?
+        .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
+    let row = store
+        .reports(id)?
+        .into_iter()
+        .rev()
+        .find(|r| r.report_sha256 == compaction.summary.report_sha256)
+        .ok_or_else(|| anyhow::anyhow!("compaction \"{id}\" has no current report"))?;
+    let report = Report::read(&row.report_json)
+        .with_context(|| format!("while reading the stored report of \"{id}\""))?;
+    if report.sha256 != row.report_sha256 {
+        anyhow::bail!(
+            "the stored report of \"{id}\" does not match its digest: run `cq audit verify`"
+        );
+    }
+    Ok(report)
+}
+
+/// What a rerun starts from: the stored request and the report current before it.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub id: String,
+    pub request: GateRequest,
+    pub before: SealedReport,
+}
+
+/// Reads what rerunning compaction `id` needs.
+pub fn prepare(store: &Store, id: &str) -> anyhow::Result<Pending> {
+    let compaction = store
+        .compaction(id)?
+        .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
+    let before = current_report(store, id)?;
+    let request = GateRequest::from_json(compaction.request_json.as_bytes())
+        .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"))?;
+    Ok(Pending {
+        id: id.to_owned(),
+        request,
+        before,
+    })
+}
+
+/// Runs the checks on a prepared rerun (no store access: bulk reruns do this on many threads).
+pub fn run(
+    checker: &Checker,
+    pending: &Pending,
+) -> anyhow::Result<crate::engine::gate::GateOutcome> {
+    checker
+        .check(&pending.request)
+        .with_context(|| format!("while rechecking \"{}\"", pending.id))
+}
+
+/// Stores a rerun's report; what it changed.
+pub fn finish(
+    store: &Store,
+    checker: &Checker,
+    pending: Pending,
+    outcome: crate::engine::gate::GateOutcome,
+) -> anyhow::Result<Recheck> {
+    let id = pending.id;
+    let report = new_report(
+        &outcome.report,
+        outcome.summary_text.as_deref(),
+        checker.release_rules(),
+    );
+    let change = store
+        .record_rerun(&id, &report)
+        .with_context(|| format!("while storing the rerun of \"{id}\""))?;
+    Ok(Recheck {
+        id,
+        before: pending.before,
+        after: outcome.report,
+        change,
+    })
+}
+
+/// Reruns the checks on compaction `id` and stores the new report.
+pub fn recheck(store: &Store, checker: &Checker, id: &str) -> anyhow::Result<Recheck> {
+    let pending = prepare(store, id)?;
+    let outcome = run(checker, &pending)?;
+    finish(store, checker, pending, outcome)
+}
+
+/// Every quarantined compaction id, oldest first, read page by page.
+pub fn quarantined_ids(store: &Store) -> anyhow::Result<Vec<String>> {
+    let filter = ListFilter {
+        status: Some(Status::Quarantined),
+        ..ListFilter::default()
+    };
+    let mut ids = Vec::new();
+    loop {
+        let page = store.list(&filter, SortKey::OldestFirst, ids.len() as u64, PAGE)?;
+        let n = page.len();
+        ids.extend(page.into_iter().map(|c| c.id));
+        if (n as u64) < PAGE {
+            return Ok(ids);
+        }
+    }
+}
+
+/// What differs between two reports: the checks whose status or code changed first, then the
+/// verdict, the policy and the digest.
+pub fn changes(before: &SealedReport, after: &SealedReport) -> Vec<String> {
+    let state = |c: &crate::engine::report::CheckResult| format!("{} {}", c.status, c.code);
+    let mut out = Vec::new();
+    for check in &after.checks {
+        match before.checks.iter().find(|c| c.check == check.check) {
+            Some(was) if state(was) == state(check) => {}
+            Some(was) => out.push(format!(
+                "check {}: {} -> {}",
+                check.check,
+                state(was),
+                state(check)
+            )),
+            None => out.push(format!("check {}: (none) -> {}", check.check, state(check))),
+        }
+    }
+    for was in &before.checks {
+        if !after.checks.iter().any(|c| c.check == was.check) {
+            out.push(format!("check {}: {} -> (none)", was.check, state(was)));
+        }
+    }
+    let verdict = |r: &Report| format!("{} {}/{}", r.verdict, r.outcome, r.finding_status);
+    if verdict(before) != verdict(after) {
+        out.push(format!(
+            "verdict: {} -> {}",
+            verdict(before),
+            verdict(after)
+        ));
+    }
+    if before.policy_sha256 != after.policy_sha256 {
+        out.push(format!(
+            "policy: {} -> {}",
+            short(&before.policy_sha256),
+            short(&after.policy_sha256)
+        ));
+    }
+    if before.sha256 != after.sha256 {
+        out.push(format!(
+            "report: {} -> {}",
+            short(&before.sha256),
+            short(&after.sha256)
+        ));
+    }
+    out
+}
+
+/// The first 16 characters of a digest.
+pub fn short(sha: &str) -> &str {
+    sha.get(..16).unwrap_or(sha)
+}
+
+/// A JSON value one field per line, keys sorted (for diffs of reports).
+pub fn pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write_pretty(value, 0, &mut out);
+    out
+}
+
+fn write_pretty(value: &Value, depth: usize, out: &mut String) {
+    let pad = |d: usize| "  ".repeat(d);
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                out.push_str(&pad(depth + 1));
+                write_pretty(item, depth + 1, out);
+                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&pad(depth));
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str("{\n");
+            for (i, (key, item)) in map.iter().enumerate() {
+                out.push_str(&pad(depth + 1));
+                out.push_str(&leaf(&Value::from(key.as_str())));
+                out.push_str(": ");
+                write_pretty(item, depth + 1, out);
+                out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&pad(depth));
+            out.push('}');
+        }
+        other => out.push_str(&leaf(other)),
+    }
+}
+
+fn leaf(value: &Value) -> String {
+    json::canonical(value).unwrap_or_else(|_| "?".into())
+}

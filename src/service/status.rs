@@ -1,0 +1,89 @@
+//! What a runtime may inject for a recorded compaction (`cq status ID`, and the hooks): once a
+//! reviewer released it, or the gate accepted it, the trusted context with the summary; while
+//! it is quarantined or after a reject, nothing but the receipt saying so.
+//!
+//! Where it stands comes from receipts the store verified (signature, chain, inclusion under
+//! the signed head); the stored request is handed on only after its digest was rechecked
+//! against the verdict receipt. A cached column that disagrees is tamper.
+
+use sha2::{Digest, Sha256};
+
+use crate::audit::hex;
+use crate::engine::context::ContextMessage;
+use crate::engine::{GateRequest, PolicyEngine, SummarizerOutput};
+use crate::json::{self, Limits, Value};
+use crate::store::{Status, Store, StoreError, Tampered};
+
+/// What the runtime gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settlement {
+    pub compaction_id: String,
+    pub status: Status,
+    /// The receipt that settled it (decision, or the verdict for accepted ones); the latest
+    /// verdict receipt otherwise.
+    pub receipt: Option<Value>,
+    /// The context to inject, only once released or accepted.
+    pub messages: Option<Vec<ContextMessage>>,
+}
+
+impl Settlement {
+    /// Whether the runtime may inject `messages`.
+    pub fn settled(&self) -> bool {
+        self.messages.is_some()
+    }
+}
+
+/// Where compaction `id` stands, and its context when released or accepted: derived from the
+/// receipts the store verified ([`Store::verified_compaction`]), never from a cached column.
+pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Result<Settlement> {
+    let state = store.verified_compaction(id)?;
+    let status = state.status();
+    let settling = match &state.decision {
+        Some(d) => &d.receipt,
+        None => &state.verdict_receipt,
+    };
+    let receipt = json::parse(settling.as_bytes(), &Limits::default())
+        .map_err(|e| anyhow::anyhow!("a verified receipt is not valid JSON: {e}"))?;
+    let messages = if matches!(status, Status::Released | Status::Accepted) {
+        let c = store
+            .compaction(id)?
+            .ok_or_else(|| StoreError::UnknownCompaction(crate::sanitize::line(id)))?;
+        let actual = hex(&Sha256::digest(c.request_json.as_bytes()));
+        if actual != state.request_sha256 {
+            return Err(Tampered {
+                path: store.path().to_owned(),
+                what: format!(
+                    "the stored request of compaction \"{}\" does not match its receipt",
+                    crate::sanitize::line(id)
+                ),
+            }
+            .into());
+        }
+        let request = GateRequest::from_json(c.request_json.as_bytes())
+            .map_err(|e| anyhow::anyhow!("stored request of \"{id}\": {e}"))?;
+        let summary = summary_text(&request).ok_or_else(|| {
+            anyhow::anyhow!("stored request of \"{id}\" has no summary to inject")
+        })?;
+        Some(engine.released_context(&request, &summary)?)
+    } else {
+        None
+    };
+    Ok(Settlement {
+        compaction_id: id.to_owned(),
+        status,
+        receipt: Some(receipt),
+        messages,
+    })
+}
+
+/// The summary text of a request's summarizer output.
+fn summary_text(request: &GateRequest) -> Option<String> {
+    let SummarizerOutput::Raw(raw) = &request.summarizer else {
+        return None;
+    };
+    let value = json::parse(raw.as_bytes(), &Limits::default()).ok()?;
+    value
+        .get("summary_text")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}

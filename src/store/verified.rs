@@ -1,0 +1,382 @@
+//! Where a compaction stands, derived from receipts this store verified, never from a cached
+//! column: what `cq status` hands a runtime and what a decision's two-person rule keys on.
+//!
+//! Every receipt used is checked to be included, byte for byte, in the tree whose head the
+//! store key (trusted from outside the file) signed last, and that head must cover the whole
+//! log. Signed receipts must carry the signature of a reviewer admitted by the chain of
+//! authority. The cached columns a caller reads (status, current report, verdict class,
+//! secret flag, request digest) must agree with the receipts; a disagreement is tamper, not a
+//! fallback. What this does not see (a receipt hidden by editing its compaction column) makes
+//! a compaction look less settled, never more, and `cq audit verify` names it.
+
+use std::collections::BTreeSet;
+
+use ed25519_dalek::VerifyingKey;
+use sha2::{Digest, Sha256};
+
+use super::audit_rows::entries_where;
+use super::log::{latest_note, node};
+use super::query::Status;
+use super::{Store, StoreError};
+use crate::audit::authority::{Authority, Registration, Role};
+use crate::audit::merkle::{self, leaf_hash, Hash};
+use crate::audit::note::Checkpoint;
+use crate::audit::receipt_fields::{self, Flat};
+use crate::audit::rows::EntryRow;
+use crate::audit::{hex, ReceiptKind};
+use crate::engine::verdict::{Verdict, VerdictClass};
+
+/// A compaction as its verified receipts describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedCompaction {
+    pub compaction_id: String,
+    pub tenant_id: String,
+    pub task_id: String,
+    pub verdict: Verdict,
+    pub request_sha256: String,
+    pub summary_sha256: String,
+    pub source_population_sha256: String,
+    /// The current report (the verdict's, or the last rerun that changed it).
+    pub report_sha256: String,
+    pub policy_sha256: String,
+    pub verifier_version: String,
+    pub verdict_class: VerdictClass,
+    pub has_secret_finding: bool,
+    /// Approvals a release needs, as recorded with the current report.
+    pub approvals_required: u32,
+    /// Approvals of the current report by distinct approvers, `(seq, key id)`.
+    pub approvals: Vec<(u64, String)>,
+    pub decision: Option<VerifiedDecision>,
+    /// The verdict receipt's bytes.
+    pub verdict_receipt: String,
+}
+
+/// A verified decision receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedDecision {
+    pub seq: u64,
+    pub release: bool,
+    pub reviewer: String,
+    pub report_sha256: String,
+    /// The receipt's bytes.
+    pub receipt: String,
+}
+
+impl VerifiedCompaction {
+    /// Where it stands.
+    pub fn status(&self) -> Status {
+        match &self.decision {
+            Some(d) if d.release => Status::Released,
+            Some(_) => Status::Rejected,
+            None if self.verdict == Verdict::Accepted => Status::Accepted,
+            None => Status::Quarantined,
+        }
+    }
+}
+
+/// The signed head every receipt is proved against.
+struct Head {
+    size: u64,
+    root: Hash,
+}
+
+impl Store {
+    /// The latest checkpoint, verified with the trusted store key, covering the whole log.
+    fn signed_head(&self, key: &VerifyingKey) -> Result<Head, StoreError> {
+        let size: i64 = self
+            .conn()
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM audit_entries", [], |r| {
+                r.get(0)
+            })
+            .map_err(StoreError::sql("reading the audit log size"))?;
+        let size = size.max(0) as u64;
+        if size == 0 {
+            return Ok(Head {
+                size,
+                root: crate::audit::merkle::empty_root(),
+            });
+        }
+        let Some((_, note)) = latest_note(self.conn())? else {
+            return Err(self
+                .tampered("its audit log has no signed checkpoint")
+                .into());
+        };
+        let cp = Checkpoint::open(&note, self.origin(), key)
+            .map_err(|e| self.tampered(format!("its latest checkpoint does not verify: {e}")))?;
+        if cp.size != size {
+            return Err(self
+                .tampered(format!(
+                    "its latest signed checkpoint covers {} entries but the log has {size}",
+                    cp.size
+                ))
+                .into());
+        }
+        Ok(Head {
+            size,
+            root: cp.root,
+        })
+    }
+
+    /// Checks that `row` is, byte for byte, leaf `row.seq` of the signed tree.
+    fn proven(&self, head: &Head, row: &EntryRow) -> Result<(), StoreError> {
+        let index = row.seq.checked_sub(1).filter(|i| *i < head.size);
+        let Some(index) = index else {
+            return Err(self
+                .tampered(format!("entry {} lies outside the signed log", row.seq))
+                .into());
+        };
+        let mut path = Vec::new();
+        for (lo, hi) in merkle::inclusion_ranges(index, head.size) {
+            let mut roots = Vec::new();
+            for (level, idx) in merkle::range_nodes(lo, hi) {
+                roots.push(node(self.conn(), level, idx)?.ok_or_else(|| {
+                    self.tampered(format!("its audit tree lacks node {level}/{idx}"))
+                })?);
+            }
+            path.extend(merkle::fold_range(&roots));
+        }
+        let root = merkle::root_from_path(leaf_hash(row.body.as_bytes()), index, head.size, &path);
+        if root != Some(head.root) {
+            return Err(self
+                .tampered(format!(
+                    "entry {} is not the receipt its signed checkpoint holds",
+                    row.seq
+                ))
+                .into());
+        }
+        Ok(())
+    }
+
+    /// Every reviewer registration, proven and admitted in order by the chain of authority.
+    fn authority(&self, head: &Head, key: &VerifyingKey) -> Result<Authority, StoreError> {
+        let mut authority = Authority::new(key);
+        let kind = ReceiptKind::Reviewer.as_str();
+        for row in entries_where(self.conn(), "kind = ?1 AND compaction_id IS NULL", &kind)? {
+            self.proven(head, &row)?;
+            let body = receipt_fields::read(&row.body)
+                .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
+            if body.str("kind") != Some(kind) {
+                continue;
+            }
+            authority
+                .admit(
+                    row.seq,
+                    row.body.as_bytes(),
+                    &body,
+                    row.signature.as_deref(),
+                )
+                .map_err(|why| self.tampered(format!("registration {}: {why}", row.seq)))?;
+        }
+        Ok(authority)
+    }
+
+    /// The registered reviewer holding `key_id`, from verified registrations.
+    pub fn verified_reviewer(&self, key_id: &str) -> Result<Option<Registration>, StoreError> {
+        let key = *self.trusted_key()?;
+        let head = self.signed_head(&key)?;
+        Ok(self.authority(&head, &key)?.reviewer(key_id).cloned())
+    }
+
+    /// Whether the store's key may still register someone (no approver yet), from verified
+    /// registrations.
+    pub(crate) fn verified_authority(&self) -> Result<Authority, StoreError> {
+        let key = *self.trusted_key()?;
+        let head = self.signed_head(&key)?;
+        self.authority(&head, &key)
+    }
+
+    /// Compaction `id` as its verified receipts describe it (see the module docs).
+    pub fn verified_compaction(&self, id: &str) -> Result<VerifiedCompaction, StoreError> {
+        let key = *self.trusted_key()?;
+        let head = self.signed_head(&key)?;
+        let authority = self.authority(&head, &key)?;
+        let rows = entries_where(self.conn(), "compaction_id = ?1", &id)?;
+        let mut state: Option<VerifiedCompaction> = None;
+        for row in &rows {
+            self.proven(&head, row)?;
+            self.chained(row)?;
+            let body = receipt_fields::read(&row.body)
+                .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
+            if body.str("compaction_id") != Some(id) || body.int("seq") != Some(row.seq as i64) {
+                return Err(self
+                    .tampered(format!(
+                        "entry {} is filed under the wrong compaction",
+                        row.seq
+                    ))
+                    .into());
+            }
+            let kind = body.str("kind").and_then(ReceiptKind::parse);
+            self.apply(&mut state, kind, row, &body, &authority)?;
+        }
+        let state =
+            state.ok_or_else(|| StoreError::UnknownCompaction(crate::sanitize::excerpt(id, 80)))?;
+        self.agrees(&state)?;
+        Ok(state)
+    }
+
+    /// The receipt names the hash of the one before it.
+    fn chained(&self, row: &EntryRow) -> Result<(), StoreError> {
+        if row.seq <= 1 {
+            return Ok(());
+        }
+        let before = entries_where(self.conn(), "seq = ?1", &((row.seq - 1) as i64))?;
+        let named = receipt_fields::read(&row.body)
+            .and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
+        match before.first() {
+            Some(prev)
+                if named.as_deref()
+                    == Some(hex(&Sha256::digest(prev.body.as_bytes())).as_str()) =>
+            {
+                Ok(())
+            }
+            _ => Err(self
+                .tampered(format!(
+                    "entry {} does not follow the entry before it",
+                    row.seq
+                ))
+                .into()),
+        }
+    }
+
+    /// Folds one verified receipt into the compaction's state.
+    fn apply(
+        &self,
+        state: &mut Option<VerifiedCompaction>,
+        kind: Option<ReceiptKind>,
+        row: &EntryRow,
+        body: &crate::audit::receipt_fields::FlatReceipt<'_>,
+        authority: &Authority,
+    ) -> Result<(), StoreError> {
+        let s = |k: &str| body.str(k).unwrap_or("").to_owned();
+        let bad = |what: &str| self.tampered(format!("entry {}: {what}", row.seq));
+        let report = |state: &mut VerifiedCompaction| -> Result<(), StoreError> {
+            state.report_sha256 = s("report_sha256");
+            state.policy_sha256 = s("policy_sha256");
+            state.verifier_version = s("verifier_version");
+            state.verdict_class = VerdictClass::parse(&s("verdict_class"))
+                .ok_or_else(|| bad("unknown verdict class"))?;
+            state.has_secret_finding =
+                matches!(body.get("has_secret_finding"), Some(Flat::Bool(true)));
+            state.approvals_required = body.int("approvals_required").map_or_else(
+                || {
+                    if state.verdict_class == VerdictClass::Finding || state.has_secret_finding {
+                        2
+                    } else {
+                        1
+                    }
+                },
+                |n| u32::try_from(n).unwrap_or(2),
+            );
+            state.approvals.clear();
+            Ok(())
+        };
+        match (kind, state.as_mut()) {
+            (Some(ReceiptKind::Verdict), None) => {
+                let mut fresh = VerifiedCompaction {
+                    compaction_id: s("compaction_id"),
+                    tenant_id: s("tenant_id"),
+                    task_id: s("task_id"),
+                    verdict: Verdict::parse(&s("verdict")).ok_or_else(|| bad("unknown verdict"))?,
+                    request_sha256: s("request_sha256"),
+                    summary_sha256: s("summary_sha256"),
+                    source_population_sha256: s("source_population_sha256"),
+                    report_sha256: String::new(),
+                    policy_sha256: String::new(),
+                    verifier_version: String::new(),
+                    verdict_class: VerdictClass::Pass,
+                    has_secret_finding: false,
+                    approvals_required: 1,
+                    approvals: Vec::new(),
+                    decision: None,
+                    verdict_receipt: row.body.clone(),
+                };
+                report(&mut fresh)?;
+                *state = Some(fresh);
+            }
+            (Some(ReceiptKind::Rerun), Some(st)) if st.decision.is_none() => report(st)?,
+            (Some(ReceiptKind::Rerun), Some(_)) => {}
+            (Some(ReceiptKind::Approval), Some(st)) => {
+                let signer = authority
+                    .signer(
+                        row.seq,
+                        &s("reviewer_key_id"),
+                        row.body.as_bytes(),
+                        row.signature.as_deref(),
+                    )
+                    .map_err(|why| bad(&why))?;
+                if signer.role == Role::Approver
+                    && s("report_sha256") == st.report_sha256
+                    && !st.approvals.iter().any(|(_, k)| *k == signer.key_id)
+                {
+                    st.approvals.push((row.seq, signer.key_id.clone()));
+                }
+            }
+            (Some(ReceiptKind::Decision), Some(st)) if st.decision.is_none() => {
+                let signer = authority
+                    .signer(
+                        row.seq,
+                        &s("reviewer_key_id"),
+                        row.body.as_bytes(),
+                        row.signature.as_deref(),
+                    )
+                    .map_err(|why| bad(&why))?;
+                let release = s("decision") == "release";
+                if release && st.approvals_required >= 2 {
+                    let cited: BTreeSet<u64> = match body.get("approval_receipt_seqs") {
+                        Some(Flat::Ints(seqs)) => {
+                            seqs.iter().filter_map(|n| u64::try_from(*n).ok()).collect()
+                        }
+                        _ => BTreeSet::new(),
+                    };
+                    let approved = st.approvals.iter().filter(|(seq, _)| cited.contains(seq));
+                    if approved.count() < 2 {
+                        return Err(bad("a release that needs two approvers cites fewer").into());
+                    }
+                }
+                st.decision = Some(VerifiedDecision {
+                    seq: row.seq,
+                    release,
+                    reviewer: signer.name.clone(),
+                    report_sha256: s("report_sha256"),
+                    receipt: row.body.clone(),
+                });
+            }
+            (Some(ReceiptKind::Decision), Some(_)) => {
+                return Err(bad("a second decision on one compaction").into())
+            }
+            (Some(ReceiptKind::Reveal), Some(_)) => {}
+            _ => return Err(bad("a receipt out of order for its compaction").into()),
+        }
+        Ok(())
+    }
+
+    /// The cached columns a caller reads must say what the receipts say.
+    fn agrees(&self, state: &VerifiedCompaction) -> Result<(), StoreError> {
+        let id = &state.compaction_id;
+        let c = self
+            .compaction(id)?
+            .ok_or_else(|| self.tampered(format!("compaction \"{id}\" has receipts but no row")))?;
+        let s = &c.summary;
+        let checks = [
+            ("status", s.status == state.status()),
+            ("current report", s.report_sha256 == state.report_sha256),
+            ("verdict class", s.verdict_class == state.verdict_class),
+            (
+                "secret-finding flag",
+                s.has_secret_finding == state.has_secret_finding,
+            ),
+            ("request digest", c.request_sha256 == state.request_sha256),
+        ];
+        for (what, same) in checks {
+            if !same {
+                return Err(self
+                    .tampered(format!(
+                        "the {what} of compaction \"{}\" differs from its receipts",
+                        crate::sanitize::line(id)
+                    ))
+                    .into());
+            }
+        }
+        Ok(())
+    }
+}
