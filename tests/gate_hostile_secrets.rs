@@ -11,80 +11,27 @@
 #[path = "support/hostile.rs"]
 mod hostile;
 
-use cq::cli::PolicyArgs;
-use cq::commands::check::Checker;
+#[path = "support/gate.rs"]
+mod gate;
+
 use cq::engine::gate::GateOutcome;
 use cq::engine::report::Status;
-use cq::engine::GateRequest;
 use cq::json::{self, Value};
+use gate::status;
 use hostile::Variant;
 
-const DEMO: &str = include_str!("../assets/demo/01_clean_accepted.json");
-
-fn checker() -> &'static Checker {
-    static CHECKER: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-    CHECKER.get_or_init(|| {
-        Checker::new(&PolicyArgs {
-            policy: "default".into(),
-            allow_unsigned_policy: false,
-            trust_keys: Vec::new(),
-        })
-        .unwrap()
-    })
-}
-
-fn limits() -> json::Limits {
-    json::Limits {
-        max_bytes: 1 << 20,
-        max_depth: 64,
-    }
-}
-
-fn member<'a>(value: &'a mut Value, key: &str) -> &'a mut Value {
-    match value {
-        Value::Object(map) => map.get_mut(key).unwrap(),
-        _ => panic!("not an object"),
-    }
-}
-
-/// The demo's summarizer output, parsed.
-fn demo_output() -> (Value, Value) {
-    let request = json::parse(DEMO.as_bytes(), &limits()).unwrap();
-    let raw = request
-        .get("summarizer")
-        .and_then(|s| s.get("raw_output"))
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
-    (request, json::parse(raw.as_bytes(), &limits()).unwrap())
+fn demo() -> &'static Value {
+    static DEMO: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    DEMO.get_or_init(|| gate::demo_request("01_clean_accepted.json"))
 }
 
 fn base_summary() -> String {
-    let (_, output) = demo_output();
-    output
-        .get("summary_text")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned()
+    gate::summary_of(demo())
 }
 
 /// The demo request with `summary` as its summary, through the gate.
 fn check(summary: &str) -> GateOutcome {
-    let (mut request, mut output) = demo_output();
-    *member(&mut output, "summary_text") = Value::from(summary);
-    let raw = json::canonical(&output).unwrap();
-    *member(member(&mut request, "summarizer"), "raw_output") = Value::from(raw.as_str());
-    let request = GateRequest::from_value(&request).unwrap();
-    checker().check(&request).unwrap()
-}
-
-fn status(o: &GateOutcome, check: &str) -> Status {
-    o.report
-        .checks
-        .iter()
-        .find(|c| c.check == check)
-        .unwrap()
-        .status
+    gate::run(&gate::with_summary(demo(), summary))
 }
 
 /// Runs every variant and returns what went wrong, one line per failing variant.
@@ -126,7 +73,14 @@ fn quarantined_by_the_secret_scan(variants: &[Variant]) -> Vec<String> {
         } else if secrets.code != "secret_found" {
             Some(format!("secrets check code {}", secrets.code))
         } else if v.parses && !others_pass {
-            Some("the summary no longer parses: fix the variant".to_owned())
+            Some(format!(
+                "the summary no longer parses ({}): fix the variant",
+                gate::findings(&o, "consistency")
+                    .iter()
+                    .map(|f| f.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ))
         } else if let Some(p) = v.pieces.iter().find(|p| !covered(p)) {
             Some(format!("piece {} not under a finding", p.len()))
         } else if leaked {

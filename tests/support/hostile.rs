@@ -71,71 +71,144 @@ pub fn summary_with(base: &str, clauses: &[String]) -> String {
     lines.join("\n")
 }
 
+/// The most words the default policy's slot types take (`max_words` in
+/// `assets/policies/default.toml`); the grammar counts words as `cq::engine::words` does, so
+/// a random mixed-case value fits only if its camel-case humps are few enough.
+pub const BRANCH_WORDS: usize = 8;
+pub const PATH_WORDS: usize = 16;
+pub const IDENTIFIER_WORDS: usize = 12;
+pub const TEST_WORDS: usize = 16;
+
+/// Whether `value` is a repository-relative path the `{path}` slot takes: no leading or
+/// trailing `/`, no empty part, at most `max` words.
+pub fn path_fits(value: &str, max: usize) -> bool {
+    !value.starts_with('/')
+        && !value.ends_with('/')
+        && !value.contains("//")
+        && cq::engine::words::word_count(value) <= max
+}
+
+/// Draws values from `make` until one is taken by its slot (`fits`), as an attacker puts a
+/// real token in a slot it fits; the last draw and `false` when none is.
+fn draw(
+    rng: &mut Rng,
+    mut make: impl FnMut(&mut Rng) -> String,
+    fits: impl Fn(&str) -> bool,
+) -> (String, bool) {
+    let mut value = make(rng);
+    for _ in 0..4000 {
+        if fits(&value) {
+            return (value, true);
+        }
+        value = make(rng);
+    }
+    (value, false)
+}
+
 /// Vendor tokens that identify themselves by a prefix.
-fn tokens(rng: &mut Rng) -> Vec<(&'static str, String)> {
+fn tokens() -> Vec<(&'static str, fn(&mut Rng) -> String)> {
     vec![
-        ("github", format!("ghp_{}", rng.pick(ALNUM, 36))),
-        ("gitlab", format!("glpat-{}", rng.pick(ALNUM, 20))),
-        ("aws", format!("AKIA{}", rng.pick(UPPER_DIGITS, 16))),
-        ("stripe", format!("sk_live_{}", rng.pick(ALNUM, 24))),
-        ("openai", format!("sk-proj-{}", rng.pick(ALNUM, 48))),
-        ("npm", format!("npm_{}", rng.pick(ALNUM, 36))),
-        ("huggingface", format!("hf_{}", rng.pick(ALNUM, 34))),
-        (
-            "slack",
+        ("github", |r| format!("ghp_{}", r.pick(ALNUM, 36))),
+        ("gitlab", |r| format!("glpat-{}", r.pick(ALNUM, 20))),
+        ("aws", |r| format!("AKIA{}", r.pick(UPPER_DIGITS, 16))),
+        ("stripe", |r| format!("sk_live_{}", r.pick(ALNUM, 24))),
+        ("openai", |r| format!("sk-proj-{}", r.pick(ALNUM, 48))),
+        ("npm", |r| format!("npm_{}", r.pick(ALNUM, 36))),
+        ("huggingface", |r| format!("hf_{}", r.pick(ALNUM, 34))),
+        ("slack", |r| {
             format!(
                 "xoxb-{}-{}-{}",
-                rng.pick(b"0123456789", 12),
-                rng.pick(b"0123456789", 13),
-                rng.pick(ALNUM, 24)
-            ),
-        ),
+                r.pick(b"0123456789", 12),
+                r.pick(b"0123456789", 13),
+                r.pick(ALNUM, 24)
+            )
+        }),
     ]
+}
+
+/// One place a glued token goes: the slot value it makes, the words its slot takes, and the
+/// clause around that value.
+struct Form {
+    name: &'static str,
+    slot: fn(&str) -> String,
+    max_words: usize,
+    clause: fn(&str) -> String,
+}
+
+fn form(
+    name: &'static str,
+    slot: fn(&str) -> String,
+    max_words: usize,
+    clause: fn(&str) -> String,
+) -> Form {
+    Form {
+        name,
+        slot,
+        max_words,
+        clause,
+    }
 }
 
 /// Item 7: tokens glued to words by `_`, letters or digits, in every kind of slot. A prefix
 /// of letters and digits only (`AKIA`) is glued by a symbol or a lower-case word (`token_AKIA…`,
 /// `fixAKIA…`); glued after a capital or a digit it is indistinguishable from a run of random
-/// text that happens to hold it, and is not tried.
+/// text that happens to hold it, and is not tried. Each token is one its slot takes (see
+/// [`draw`]), so the summary parses and only the secret scan stands between it and ACCEPTED.
 pub fn glued_tokens() -> Vec<Variant> {
     let mut rng = Rng::new(7);
-    let forms: [(&str, fn(&str) -> String); 7] = [
-        ("branch fix_", |t| format!("The current branch is fix_{t}.")),
-        ("branch _old", |t| format!("The current branch is {t}_old.")),
-        ("capital before", |t| format!("The current branch is A{t}.")),
-        ("token_ in a path", |t| {
-            format!("Read file config/token_{t}.")
-        }),
-        ("key_ in a function", |t| {
-            format!("Function key_{t} in src/app.py was changed.")
-        }),
-        ("digit before, test name", |t| {
-            format!("Test t9{t}_case passed.")
-        }),
-        ("lower-case word before", |t| {
-            format!("The current branch is fix{t}.")
-        }),
+    let branch = |v: &str| format!("The current branch is {v}.");
+    let forms = [
+        form("branch fix_", |t| format!("fix_{t}"), BRANCH_WORDS, branch),
+        form("branch _old", |t| format!("{t}_old"), BRANCH_WORDS, branch),
+        form("capital before", |t| format!("A{t}"), BRANCH_WORDS, branch),
+        form(
+            "token_ in a path",
+            |t| format!("config/token_{t}"),
+            PATH_WORDS,
+            |v| format!("Read file {v}."),
+        ),
+        form(
+            "key_ in a function",
+            |t| format!("key_{t}"),
+            IDENTIFIER_WORDS,
+            |v| format!("Function {v} in src/app.py was changed."),
+        ),
+        form(
+            "digit before, test name",
+            |t| format!("t9{t}_case"),
+            TEST_WORDS,
+            |v| format!("Test {v} passed."),
+        ),
+        form(
+            "lower-case word before",
+            |t| format!("fix{t}"),
+            BRANCH_WORDS,
+            branch,
+        ),
     ];
-    // Which forms each vendor's token takes, so that every form meets several vendors.
+    // Which forms each vendor's token takes, so that every form meets several vendors (a
+    // test name has no `-`, so tokens with one go elsewhere).
     let plan: [&[usize]; 8] = [
         &[2, 0, 1],
-        &[3, 5],
+        &[3, 4, 6],
         &[3, 6, 1],
-        &[6, 4],
-        &[4, 2],
+        &[6, 5],
+        &[4, 3],
         &[5, 0],
-        &[1, 3],
-        &[0, 6],
+        &[1, 3, 5],
+        &[0, 6, 4],
     ];
     let mut out = Vec::new();
-    for ((vendor, t), forms_of) in tokens(&mut rng).into_iter().zip(plan) {
+    for ((vendor, make), forms_of) in tokens().into_iter().zip(plan) {
         for &f in forms_of {
-            let (form, clause) = forms[f];
+            let form = &forms[f];
+            let fits = |t: &str| cq::engine::words::word_count(&(form.slot)(t)) <= form.max_words;
+            let (t, parses) = draw(&mut rng, make, fits);
             out.push(variant(
-                &format!("{vendor} token, {form}"),
-                vec![clause(&t)],
-                vec![t.clone()],
-                true,
+                &format!("{vendor} token, {}", form.name),
+                vec![(form.clause)(&(form.slot)(&t))],
+                vec![t],
+                parses,
             ));
         }
     }
@@ -145,16 +218,28 @@ pub fn glued_tokens() -> Vec<Variant> {
 /// Item 8: secrets in slots, their key name given by a path or an identifier.
 pub fn keys_named_by_slots() -> Vec<Variant> {
     let mut rng = Rng::new(8);
-    let aws = rng.pick(BASE64, 40);
-    let pw = format!("Tr0{}x9", rng.pick(ALNUM, 8));
+    let (aws, aws_fits) = draw(
+        &mut rng,
+        |r| r.pick(BASE64, 40),
+        |k| path_fits(&format!("aws/secret_access_key/{k}"), PATH_WORDS),
+    );
+    let (pw, pw_fits) = draw(
+        &mut rng,
+        |r| format!("Tr0{}x9", r.pick(ALNUM, 8)),
+        |p| cq::engine::words::word_count(&format!("db.password.{p}")) <= BRANCH_WORDS,
+    );
     let hex = rng.pick(HEX, 32);
-    let b64 = rng.pick(ALNUM, 32);
+    let (b64, b64_fits) = draw(
+        &mut rng,
+        |r| r.pick(ALNUM, 32),
+        |k| path_fits(&format!("k8s/client_secret/{k}"), PATH_WORDS),
+    );
     vec![
         variant(
             "aws secret under secret_access_key/",
             vec![format!("Read file aws/secret_access_key/{aws}.")],
             vec![aws.clone()],
-            true,
+            aws_fits,
         ),
         variant(
             "stripe hex key under a key-named directory",
@@ -166,39 +251,47 @@ pub fn keys_named_by_slots() -> Vec<Variant> {
             "client secret as the file under client_secret/",
             vec![format!("Next step is to edit k8s/client_secret/{b64}.")],
             vec![b64.clone()],
-            true,
+            b64_fits,
         ),
         variant(
             "password after password_ in a branch",
             vec![format!("The current branch is password_{pw}.")],
             vec![pw.clone()],
-            true,
+            pw_fits,
         ),
         variant(
             "password after db.password. in a branch",
             vec![format!("The current branch is db.password.{pw}.")],
             vec![pw.clone()],
-            true,
+            pw_fits,
         ),
         variant(
-            "password after admin_passwd- in a test name",
-            vec![format!("Test admin_passwd-{pw} failed.")],
+            "password after admin_passwd_ in a test name",
+            vec![format!("Test admin_passwd_{pw} failed.")],
             vec![pw.clone()],
-            true,
+            pw_fits,
         ),
         variant(
             "password after a password directory",
             vec![format!("Read file deploy/smtp_password/{pw}.")],
+            vec![pw.clone()],
+            pw_fits,
+        ),
+        variant(
+            "password as a function's name part",
+            vec![format!("Function login.pwd.{pw} in src/db.py was added.")],
             vec![pw],
-            true,
+            pw_fits,
         ),
     ]
 }
 
-/// Item 8: a storage key of 64 random bytes (88 base64 characters) written as a path.
+/// Item 8: a storage key of 64 random bytes (88 base64 characters) written as a path. No slot
+/// takes that many words, so the summary does not parse either; the scan must still find it.
+/// Cut into pieces each path slot takes, it parses, and the joined view finds it.
 pub fn azure_keys_as_paths() -> Vec<Variant> {
     let mut rng = Rng::new(88);
-    [
+    let mut out: Vec<Variant> = [
         "Read file {}.",
         "Created file backup/{}.",
         "Next step is to edit {}.",
@@ -211,30 +304,62 @@ pub fn azure_keys_as_paths() -> Vec<Variant> {
             &format!("azure key as a path, form {i}"),
             vec![form.replace("{}", &key)],
             vec![key],
-            true,
+            false,
         )
     })
-    .collect()
+    .collect();
+    let verbs = ["Read file", "Modified file", "Created file"];
+    for (n, verb) in verbs.iter().enumerate() {
+        let (key, _) = draw(
+            &mut rng,
+            |r| format!("{}==", r.pick(BASE64, 86)),
+            |k| !k.contains("//"),
+        );
+        let pieces = path_pieces(&key, PATH_WORDS);
+        let clauses = pieces.iter().map(|p| format!("{verb} {p}.")).collect();
+        out.push(variant(
+            &format!("azure key cut into {} paths, form {n}", pieces.len()),
+            clauses,
+            pieces,
+            true,
+        ));
+    }
+    out
 }
 
-/// Item 8: private key bodies split over many path clauses, one line of the body each.
+/// `body` cut into pieces that the `{path}` slot takes, each as long as it may be: no piece
+/// starts or ends with `/`, none has more than `max` words.
+pub fn path_pieces(body: &str, max: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let cut = (1..=rest.len())
+            .rev()
+            .find(|&n| {
+                let (piece, after) = rest.split_at(n);
+                path_fits(piece, max) && !after.starts_with('/')
+            })
+            .unwrap_or(rest.len());
+        let (piece, after) = rest.split_at(cut);
+        pieces.push(piece.to_owned());
+        rest = after;
+    }
+    pieces
+}
+
+/// Item 8: private key bodies split over many path clauses, each piece as long as a path slot
+/// takes.
 pub fn private_keys_split_over_clauses() -> Vec<Variant> {
     let mut rng = Rng::new(10);
     let kinds = [
-        ("rsa pkcs1", "MIIEowIBAAKCAQEA", 64, 10),
+        ("rsa pkcs1", "MIIEowIBAAKCAQEA", 640),
         (
             "rsa pkcs8",
             "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ",
-            64,
-            8,
+            512,
         ),
-        (
-            "openssh",
-            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
-            70,
-            6,
-        ),
-        ("ec sec1", "MHcCAQEEI", 48, 3),
+        ("openssh", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", 420),
+        ("ec sec1", "MHcCAQEEI", 144),
     ];
     let verbs = [
         "Read file",
@@ -243,19 +368,21 @@ pub fn private_keys_split_over_clauses() -> Vec<Variant> {
         "Next step is to edit",
     ];
     let mut out = Vec::new();
-    for (k, (kind, head, width, lines)) in kinds.iter().enumerate() {
-        let body = format!("{head}{}", rng.pick(BASE64, width * lines - head.len()));
-        let pieces: Vec<String> = (0..*lines)
-            .map(|i| body[i * width..(i + 1) * width].to_owned())
-            .collect();
+    for (k, (kind, head, len)) in kinds.iter().enumerate() {
+        let (body, _) = draw(
+            &mut rng,
+            |r| format!("{head}{}", r.pick(BASE64, len - head.len())),
+            |b| !b.contains("//"),
+        );
+        let pieces = path_pieces(&body, PATH_WORDS);
         let clauses = pieces
             .iter()
             .enumerate()
-            // Ten lines of one verb, or the verbs taken in turn.
+            // One verb throughout, or the verbs taken in turn.
             .map(|(i, p)| format!("{} {p}.", verbs[if k == 0 { 0 } else { (i + k) % 4 }]))
             .collect();
         out.push(variant(
-            &format!("{kind} key body over {lines} clauses"),
+            &format!("{kind} key body over {} clauses", pieces.len()),
             clauses,
             pieces,
             true,
