@@ -28,8 +28,9 @@ pub(super) struct Glued {
     /// The bytes the token's last part goes on with: a match followed by one of them is the
     /// front of a longer run (`ASIAASACKOFRICEFELLOVER`), not a token glued to a word.
     continues: [bool; 256],
-    /// The token's alphabet has both cases, so a generated token shows both; without its
-    /// boundaries a rule would take `task_test_y6xijk…` for a Stripe key glued to `ta`.
+    /// The token's alphabet has both cases, so a generated token glued to a letter or digit
+    /// shows both; without its boundaries a rule would take `task_test_y6xijk…` for a Stripe
+    /// key glued to `ta`. Glued by a symbol (`fix_xoxp-…-963cc5…`) a token may be one case.
     both_cases: bool,
 }
 
@@ -242,7 +243,8 @@ impl Rule {
         let cased = |bytes: &[u8]| {
             bytes.iter().any(u8::is_ascii_uppercase) && bytes.iter().any(u8::is_ascii_lowercase)
         };
-        if glued.both_cases && !cased(value.as_bytes()) {
+        let glued_to_a_word = before.is_some_and(u8::is_ascii_alphanumeric);
+        if glued.both_cases && glued_to_a_word && !cased(value.as_bytes()) {
             return;
         }
         let overlaps = |m: &RawMatch| m.span.start < span.end && span.start < m.span.end;

@@ -181,9 +181,14 @@ fn password_shaped(s: &str) -> bool {
         .iter()
         .filter(|&&k| k)
         .count();
-    // Words of a name on both sides of a number (`Base64Encoded`), with no short word among
-    // them as a generated value has (`Tr0AbcDefx9`).
-    let name_words = word_counts(s).is_some_and(|(short, long)| short == 0 && long >= 2);
+    // Words of a name on both sides of one number (`Base64Encoded`), with no short word
+    // among them as a generated value has (`Tr0AbcDefx9`); a second number makes it a
+    // password again (`Hunter2Prod99`).
+    let digit_groups = (0..b.len())
+        .filter(|&i| b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
+        .count();
+    let name_words =
+        digit_groups <= 1 && word_counts(s).is_some_and(|(short, long)| short == 0 && long >= 2);
     (kinds >= 3 || inner_digit_groups >= 2) && !name_words
 }
 
@@ -295,6 +300,7 @@ mod tests {
         assert_eq!(judge("password", "p4ssw0rd"), Outcome::Neutral);
         assert_eq!(judge("password", "Summer2024_old"), Outcome::Neutral);
         assert_eq!(judge("smtp_password", "Tr0AbcDefx9"), Outcome::Neutral);
+        assert_eq!(judge("password", "Hunter2Prod99"), Outcome::Neutral);
         let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz9Hk3Lq2vN8pTmR";
         assert_eq!(judge("secret_access_key", key), Outcome::Neutral);
         assert_eq!(

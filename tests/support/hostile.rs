@@ -123,6 +123,15 @@ fn tokens() -> Vec<(&'static str, fn(&mut Rng) -> String)> {
                 r.pick(ALNUM, 24)
             )
         }),
+        ("slack user", |r| {
+            format!(
+                "xoxp-{}-{}-{}-{}",
+                r.pick(b"0123456789", 12),
+                r.pick(b"0123456789", 12),
+                r.pick(b"0123456789", 12),
+                r.pick(HEX, 32)
+            )
+        }),
     ]
 }
 
@@ -188,7 +197,7 @@ pub fn glued_tokens() -> Vec<Variant> {
     ];
     // Which forms each vendor's token takes, so that every form meets several vendors (a
     // test name has no `-`, so tokens with one go elsewhere).
-    let plan: [&[usize]; 8] = [
+    let plan: [&[usize]; 9] = [
         &[2, 0, 1],
         &[3, 4, 6],
         &[3, 6, 1],
@@ -197,6 +206,7 @@ pub fn glued_tokens() -> Vec<Variant> {
         &[5, 0],
         &[1, 3, 5],
         &[0, 6, 4],
+        &[0, 3],
     ];
     let mut out = Vec::new();
     for ((vendor, make), forms_of) in tokens().into_iter().zip(plan) {
