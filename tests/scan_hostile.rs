@@ -76,6 +76,60 @@ fn secrets_in_slots_and_split_across_clauses_are_found() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Every hostile variant as a file of a directory, through the `cq` binary on two threads:
+/// each file's findings cover each of its pieces, and the output shows none of them.
+#[test]
+fn cq_scan_as_a_process_finds_every_hostile_variant() {
+    let mut variants = hostile::glued_tokens();
+    variants.extend(hostile::keys_named_by_slots());
+    variants.extend(hostile::azure_keys_as_paths());
+    variants.extend(hostile::private_keys_split_over_clauses());
+    variants.extend(hostile::secrets_split_across_clauses());
+    variants.extend(hostile::prose_credentials());
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = variants
+        .iter()
+        .map(|v| hostile::summary_with(DEMO_SUMMARY, &v.clauses))
+        .collect();
+    for (i, text) in texts.iter().enumerate() {
+        std::fs::write(dir.path().join(format!("v{i:03}.txt")), text).unwrap();
+    }
+    let out = assert_cmd::Command::cargo_bin("cq")
+        .unwrap()
+        .args(["scan", "--jobs", "2"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let mut failures = Vec::new();
+    for (i, (v, text)) in variants.iter().zip(&texts).enumerate() {
+        let file = format!("v{i:03}.txt");
+        let spans: Vec<std::ops::Range<usize>> = stdout
+            .lines()
+            .filter(|l| l.split('\t').nth(2) == Some(file.as_str()))
+            .filter_map(|l| {
+                l.split('\t')
+                    .nth(3)?
+                    .split_once("..")
+                    .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            })
+            .map(|(a, b)| a.parse().unwrap()..b.parse().unwrap())
+            .collect();
+        let covered = |p: &String| {
+            let at = text.find(p.as_str()).unwrap();
+            (at..at + p.len()).all(|i| spans.iter().any(|s| s.contains(&i)))
+        };
+        if !v.pieces.iter().all(covered) {
+            failures.push(v.name.clone());
+        }
+    }
+    assert!(failures.is_empty(), "not covered: {}", failures.join(", "));
+    assert!(variants
+        .iter()
+        .all(|v| v.pieces.iter().all(|p| !stdout.contains(p.as_str()))));
+}
+
 #[test]
 fn git_ssh_remotes_are_not_email_addresses() {
     for remote in hostile::GIT_SSH_REMOTES {
