@@ -5,7 +5,11 @@
 //! edited (the source digests and claims do not cover the summary, so they stay valid), run
 //! through the real gate under the `default` policy, and must be QUARANTINED by the secrets
 //! check with every piece of the secret under a finding's span; benign look-alikes must stay
-//! ACCEPTED. The variants live in `tests/support/hostile.rs` (the `cq scan` tests use them too).
+//! ACCEPTED. Where a variant stays in the controlled language (its values fit their typed
+//! slots), every other check must pass, so the secret scan alone stands between it and
+//! ACCEPTED; prose forms and values no slot takes (a whole 88-character key) fail the grammar
+//! too, and for them the secret finding is what is asserted. The variants live in
+//! `tests/support/hostile.rs` (the `cq scan` tests use them too).
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/hostile.rs"]
