@@ -26,7 +26,6 @@
 use std::ops::Range;
 
 use super::names;
-use super::rule::Category;
 use super::{RawMatch, Scanner};
 
 /// Fields larger than this are not joined.
@@ -125,27 +124,19 @@ fn slot_byte(b: u8) -> bool {
 /// free of the sentence punctuation and quotes around them).
 fn words(text: &str) -> Vec<(Word, Range<usize>)> {
     let mut out = Vec::new();
-    let mut at = 0;
-    for word in text.split(char::is_whitespace) {
-        let start = at;
-        at += word.len()
-            + text[start + word.len()..]
-                .chars()
-                .next()
-                .map_or(0, char::len_utf8);
+    for_each_word(text, |start, word| {
         let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
         let trimmed = word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
         if trimmed.is_empty() {
-            if !word.is_empty() {
-                out.push((Word::Break, start..start + word.len()));
-            }
-            continue;
+            out.push((Word::Break, start..start + word.len()));
+            return;
         }
         let range = start + lead..start + lead + trimmed.len();
         // A secret's name standing alone is a key name only where it ends a clause or labels
         // what follows (`The current branch is password.`, `token:`), not inside a sentence.
+        let secret = secret_word(trimmed);
         let ends_clause = word[lead + trimmed.len()..].starts_with(['.', ':']);
-        let kind = if plain_word(trimmed) || secret_word(trimmed) && !ends_clause {
+        let kind = if !secret && plain_word(trimmed) || secret && !ends_clause {
             Word::Plain
         } else if trimmed.bytes().all(slot_byte)
             && trimmed.bytes().any(|b| b.is_ascii_alphanumeric())
@@ -159,8 +150,48 @@ fn words(text: &str) -> Vec<(Word, Range<usize>)> {
         if kind != Word::Plain {
             out.push((kind, range));
         }
-    }
+    });
     out
+}
+
+/// Calls `f` with the start and text of each non-empty word of `text`, words being split on
+/// whitespace. ASCII whitespace is found byte by byte; a word with other bytes is split again
+/// on Unicode whitespace, so the words are those of `text.split(char::is_whitespace)`.
+fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let start = i;
+        let mut ascii = true;
+        while let Some(&b) = bytes.get(i) {
+            if b.is_ascii_whitespace() {
+                break;
+            }
+            ascii &= b.is_ascii();
+            i += 1;
+        }
+        let Some(word) = text.get(start..i).filter(|w| !w.is_empty()) else {
+            continue;
+        };
+        if ascii {
+            f(start, word);
+            continue;
+        }
+        let mut at = start;
+        for part in word.split(char::is_whitespace) {
+            if !part.is_empty() {
+                f(at, part);
+            }
+            at += part.len()
+                + text[at + part.len()..]
+                    .chars()
+                    .next()
+                    .map_or(0, char::len_utf8);
+        }
+    }
 }
 
 /// A base64 value whose only `=` are its padding (`…dQ==`).
@@ -173,17 +204,24 @@ fn base64_padded(word: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
 }
 
-/// A word of letters, capitalised at most at its start, that names nothing secret.
+/// A word of letters, capitalised at most at its start (names of secrets are told apart by
+/// [`secret_word`]).
 fn plain_word(word: &str) -> bool {
+    if word.len() >= 24 {
+        return false;
+    }
+    if word.is_ascii() {
+        let b = word.as_bytes();
+        return b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.iter().skip(1).all(u8::is_ascii_lowercase);
+    }
     let mut chars = word.chars();
-    let first_ok = chars.next().is_some_and(char::is_alphabetic);
-    let plain =
-        first_ok && chars.all(|c| c.is_alphabetic() && !c.is_uppercase()) && word.len() < 24;
-    plain && !secret_word(word)
+    chars.next().is_some_and(char::is_alphabetic)
+        && chars.all(|c| c.is_alphabetic() && !c.is_uppercase())
 }
 
 fn secret_word(word: &str) -> bool {
-    SECRET_WORDS.contains(&word.to_ascii_lowercase().as_str())
+    SECRET_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// Runs of neighbouring fragments: no break, no blank line and at most [`MAX_GAP`] bytes of
@@ -263,15 +301,15 @@ impl Scanner {
     /// Secrets in the joined views of `text`, one match per fragment they cover, except the
     /// pieces a secret that `found` (the ordinary scan's matches) holds already covers.
     pub(super) fn scan_joined(&self, text: &str, found: &[RawMatch]) -> Vec<RawMatch> {
-        let secret = |rule: usize| {
-            !matches!(
-                self.rules[rule].category,
-                Category::Pii | Category::Identifier
-            )
-        };
+        let secret = |rule: usize| self.rules[rule].category.is_secret();
         let mut out: Vec<RawMatch> = Vec::new();
-        for view in views(text) {
-            for m in self.scan_raw(&view.text, true) {
+        let views = views(text);
+        if views.is_empty() {
+            return out;
+        }
+        let scanner = self.secrets_only();
+        for view in views {
+            for m in scanner.scan_raw(&view.text, true) {
                 if !secret(m.rule) {
                     continue;
                 }

@@ -66,6 +66,12 @@ pub enum Category {
 }
 
 impl Category {
+    /// Whether the category is a secret (credential, private key, token), not personal data
+    /// or an identifier.
+    pub fn is_secret(self) -> bool {
+        !matches!(self, Category::Pii | Category::Identifier)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Credential => "credential",
