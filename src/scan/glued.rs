@@ -29,8 +29,9 @@ pub(super) struct Glued {
     /// front of a longer run (`ASIAASACKOFRICEFELLOVER`), not a token glued to a word.
     continues: [bool; 256],
     /// The token's alphabet has both cases, so a generated token glued to a letter or digit
-    /// shows both; without its boundaries a rule would take `task_test_y6xijk…` for a Stripe
-    /// key glued to `ta`. Glued by a symbol (`fix_xoxp-…-963cc5…`) a token may be one case.
+    /// shows both, or is a third digits (`getxoxp-3656…-963cc5…`); without its boundaries a
+    /// rule would take `task_test_y6xijk…` for a Stripe key glued to `ta`. Glued by a symbol
+    /// (`fix_xoxp-…`) a token may be one case.
     both_cases: bool,
 }
 
@@ -242,6 +243,7 @@ impl Rule {
         let span: Range<usize> = at + value.start()..at + value.end();
         let cased = |bytes: &[u8]| {
             bytes.iter().any(u8::is_ascii_uppercase) && bytes.iter().any(u8::is_ascii_lowercase)
+                || 3 * bytes.iter().filter(|b| b.is_ascii_digit()).count() >= bytes.len()
         };
         let glued_to_a_word = before.is_some_and(u8::is_ascii_alphanumeric);
         if glued.both_cases && glued_to_a_word && !cased(value.as_bytes()) {

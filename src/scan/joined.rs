@@ -1,27 +1,29 @@
 //! Secrets split into fragments. A summary written in a controlled language puts each value in
 //! its own slot, so an attacker can cut a key into pieces (an RSA key body over ten `read file`
 //! clauses, an AWS secret over two) or put a key's name in one clause and its value in the
-//! next. Each piece alone is nothing; the scan of a field therefore also scans two joined views
-//! of it, built from its fragments: the words that hold only what a slot value may hold
-//! (letters, digits, `_ . / @ + = : ~ % -`) and are not plain words, plus the words that name a
-//! secret (`password`, `token`) where they end a clause, each cut free of sentence punctuation
-//! and quotes around it.
-//! The glued view concatenates neighbouring fragments, so split pieces become one token again
-//! (a fragment that reads as a name, or a URL, is glued to nothing: the pieces of a secret are
-//! random);
-//! the paired view puts a `|` between them, which the rules read as a separator, so a key name
-//! in one fragment is the context of the whole value in the next (`aws_secret_access_key` then
-//! `<key>`). Fragments are neighbours when only plain words (at most [`MAX_GAP`] bytes, no blank
-//! line) stand between them; code and markup (quotes or brackets inside a word, `=`, `;`, bare
-//! punctuation) end a run, so `name = "value"` is never re-read.
+//! next. Each piece alone is nothing; the scan of a field therefore also scans joined views of
+//! it, built from its fragments: the words that hold only what a slot value may hold (letters,
+//! digits, `_ . / @ + = : ~ % -`) and are not plain words, plus the words that name a secret
+//! (`password`, `token`) where they end a clause, each cut free of sentence punctuation and
+//! quotes around it. Fragments are neighbours when only plain words (at most [`MAX_GAP`]
+//! bytes, no blank line) stand between them; code and markup (quotes or brackets inside a
+//! word, `=`, `;`, bare punctuation) end a run, so `name = "value"` is never re-read.
+//!
+//! The glued view concatenates neighbouring fragments, so split pieces become one token again;
+//! a fragment that reads as a name, or a URL, is glued to nothing there (the pieces of a secret
+//! are random). The paired view puts a `|` between fragments, which the rules read as a
+//! separator, so a key name in one fragment is the context of the whole value in the next
+//! (`aws_secret_access_key` then `<key>`); the named view glues what the glued view glues and
+//! puts the `|` around names only. Random text reads as a name now and then, so the loose view
+//! glues whole runs, names included, and keeps only matches over two fragments that do not.
 //!
 //! What the views find is mapped back to the bytes of every fragment it covers, one match per
 //! fragment, so a mask over the reported spans hides every piece. Only secrets are taken from
-//! the views (joined numbers make phone numbers and ids of nothing), only matches the joining
-//! made (in the glued view they cover two fragments and do not merely run on past a whole
-//! token the ordinary scan found; in the paired view they start the fragment after the one
-//! naming it and stay inside it), and no piece a secret the ordinary scan found covers. Fields over [`MAX_JOINED_BYTES`] (the default policy's whole
-//! scan population) get the ordinary scan only.
+//! the views, which are scanned with the secret rules alone (joined numbers make phone numbers
+//! and ids of nothing); only matches the joining made (in the glued views they cover two
+//! fragments and do not merely run on past a whole token the ordinary scan found; in the
+//! paired views they start the fragment after the one naming it); and no piece a secret the
+//! ordinary scan found covers. Fields over [`MAX_JOINED_BYTES`] get the ordinary scan only.
 
 use std::ops::Range;
 
@@ -56,6 +58,8 @@ struct Piece {
     text: Range<usize>,
     /// Whether a `|` stands right before it: the fragment before names it.
     after_bar: bool,
+    /// Whether the fragment reads as a name (see `views`).
+    name: bool,
 }
 
 /// A joined view of a field and where each of its fragments came from.
@@ -65,10 +69,12 @@ struct View {
     pieces: Vec<Piece>,
     /// No `|` at all: the glued view.
     glued: bool,
+    /// The loose view: whole runs glued, names included.
+    loose: bool,
 }
 
 impl View {
-    fn push(&mut self, field: &str, fragment: &Range<usize>, bar: bool) {
+    fn push(&mut self, field: &str, fragment: &Range<usize>, bar: bool, name: bool) {
         if bar {
             self.text.push('|');
         }
@@ -78,7 +84,16 @@ impl View {
             view: start..self.text.len(),
             text: fragment.clone(),
             after_bar: bar,
+            name,
         });
+    }
+
+    /// How many fragments that do not read as names `span` covers.
+    fn random_pieces(&self, span: &Range<usize>) -> usize {
+        self.pieces
+            .iter()
+            .filter(|p| !p.name && p.view.start < span.end && span.start < p.view.end)
+            .count()
     }
 
     /// Whether `span` starts the fragment after a `|`: its context came from the one before.
@@ -267,25 +282,41 @@ fn views(text: &str) -> Vec<View> {
         glued: true,
         ..View::default()
     };
+    let mut loose = View {
+        glued: true,
+        loose: true,
+        ..View::default()
+    };
     let (mut paired, mut named) = (View::default(), View::default());
     let mut named_differs = false;
     for run in runs(text) {
+        let names: Vec<bool> = run.iter().map(|f| apart(f)).collect();
         let mut glues = false;
         for part in run.split(|f| apart(f)).filter(|p| p.len() >= 2) {
             for fragment in part {
-                glued.push(text, fragment, false);
+                glued.push(text, fragment, false, false);
             }
             glued.text.push('\n');
             glues = true;
         }
-        named_differs |= glues && run.iter().any(|f| apart(f));
+        let has_names = names.contains(&true);
+        named_differs |= glues && has_names;
         for (i, fragment) in run.iter().enumerate() {
-            paired.push(text, fragment, i > 0);
-            let bar = i > 0 && (apart(fragment) || run.get(i - 1).is_some_and(|f| apart(f)));
-            named.push(text, fragment, bar);
+            let name = names.get(i).copied().unwrap_or(false);
+            paired.push(text, fragment, i > 0, name);
+            let after_name = i > 0 && names.get(i - 1).copied().unwrap_or(false);
+            named.push(text, fragment, i > 0 && (name || after_name), name);
         }
         paired.text.push('\n');
         named.text.push('\n');
+        // Random text reads as a name now and then (`dfjic0XJC8OpgwOdw13`), which would keep
+        // a piece of a secret from its neighbours: the loose view glues such runs whole.
+        if has_names && names.iter().filter(|&&n| !n).count() >= 2 {
+            for (fragment, &name) in run.iter().zip(&names) {
+                loose.push(text, fragment, false, name);
+            }
+            loose.text.push('\n');
+        }
     }
     // The named view glues what the glued view glues and puts a `|` around names, so a value
     // split in pieces is read whole after its key name; it is needed only where a run holds
@@ -294,6 +325,7 @@ fn views(text: &str) -> Vec<View> {
     if named_differs {
         out.push(named);
     }
+    out.push(loose);
     out.into_iter().filter(|v| !v.pieces.is_empty()).collect()
 }
 
@@ -328,7 +360,9 @@ impl Scanner {
                                 && first.end <= f.span.end
                         })
                 };
-                let helped = if view.glued {
+                let helped = if view.loose {
+                    view.random_pieces(&m.span) >= 2
+                } else if view.glued {
                     ranges.len() >= 2
                 } else {
                     view.starts_after_a_bar(&m.span)
@@ -404,7 +438,7 @@ mod tests {
         let text = "Committed 3f9c2ab on branch fix-refund-rounding. Read file MIIEo9x. \
                     Read file q2KxAQz9. Test ParseConfig passed.";
         let views = views(text);
-        assert_eq!(views.len(), 3);
+        assert_eq!(views.len(), 4);
         assert_eq!(views[0].text, "MIIEo9xq2KxAQz9\n");
         assert_eq!(
             views[1].text,
@@ -418,6 +452,27 @@ mod tests {
         assert_eq!(after_name, Some(2), "the glued pieces start after the name");
         assert!(views[2].starts_after_a_bar(&(28..40)));
         assert!(!views[2].starts_after_a_bar(&(35..40)));
+        // The loose view glues the whole run; only the commit and the two random pieces
+        // count there, not the names.
+        assert_eq!(
+            views[3].text,
+            "3f9c2abfix-refund-roundingMIIEo9xq2KxAQz9ParseConfig\n"
+        );
+        assert_eq!(views[3].random_pieces(&(0..52)), 3);
+        assert_eq!(views[3].random_pieces(&(7..26)), 0);
+    }
+
+    #[test]
+    fn a_piece_that_reads_as_a_name_by_chance_is_still_glued_in_the_loose_view() {
+        let text = "Created file sk-proj-Qk7PKwLBg42. Created file dfjic0XJC8OpgwOdw13. \
+                    Created file dLNShpbRCxcgZ6ExUU.";
+        assert!(names::name_like("dfjic0XJC8OpgwOdw13"));
+        let loose = views(text).into_iter().find(|v| v.loose);
+        let loose = loose.map(|v| v.text);
+        assert_eq!(
+            loose.as_deref(),
+            Some("sk-proj-Qk7PKwLBg42dfjic0XJC8OpgwOdw13dLNShpbRCxcgZ6ExUU\n")
+        );
     }
 
     #[test]

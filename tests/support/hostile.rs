@@ -194,19 +194,37 @@ pub fn glued_tokens() -> Vec<Variant> {
             BRANCH_WORDS,
             branch,
         ),
+        form(
+            "slash after, branch",
+            |t| format!("{t}/fix"),
+            BRANCH_WORDS,
+            branch,
+        ),
+        form(
+            "in a file name",
+            |t| format!("src/{t}_test.rs"),
+            PATH_WORDS,
+            |v| format!("Modified file {v}."),
+        ),
+        form(
+            "camel case in a function",
+            |t| format!("get{t}"),
+            IDENTIFIER_WORDS,
+            |v| format!("Function {v} in src/app.py was added."),
+        ),
     ];
     // Which forms each vendor's token takes, so that every form meets several vendors (a
     // test name has no `-`, so tokens with one go elsewhere).
     let plan: [&[usize]; 9] = [
-        &[2, 0, 1],
-        &[3, 4, 6],
-        &[3, 6, 1],
-        &[6, 5],
-        &[4, 3],
-        &[5, 0],
-        &[1, 3, 5],
-        &[0, 6, 4],
-        &[0, 3],
+        &[2, 0, 1, 7],
+        &[3, 4, 6, 9],
+        &[3, 6, 1, 9, 8],
+        &[6, 5, 8],
+        &[4, 3, 8],
+        &[5, 0, 7],
+        &[1, 3, 5, 8],
+        &[0, 6, 4, 7],
+        &[0, 3, 9],
     ];
     let mut out = Vec::new();
     for ((vendor, make), forms_of) in tokens().into_iter().zip(plan) {
@@ -479,7 +497,60 @@ pub fn secrets_split_across_clauses() -> Vec<Variant> {
             ],
             true,
         ),
+        split(
+            "github token's key name as a branch, the token in two paths",
+            "The current branch is github_token.",
+            &format!("Qk7{}", rng.pick(ALNUM, 37)),
+            2,
+            "Read file",
+        ),
+        split(
+            "openai key in three created files",
+            "",
+            &format!("sk-proj-{}", rng.pick(ALNUM, 48)),
+            3,
+            "Created file",
+        ),
+        split(
+            "slack token over three edits",
+            "",
+            &format!(
+                "xoxb-{}-{}-{}",
+                rng.pick(b"0123456789", 12),
+                rng.pick(b"0123456789", 13),
+                rng.pick(ALNUM, 24)
+            ),
+            3,
+            "Next step is to edit",
+        ),
+        split(
+            "jwt over four paths",
+            "",
+            &format!(
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwiaWF0IjoxNTE2MjM5MDIyfQ.{}",
+                rng.pick(ALNUM, 43)
+            ),
+            4,
+            "Read file",
+        ),
     ]
+}
+
+/// `secret` cut into `n` pieces of about equal length, one `verb` clause each, after `lead`
+/// (a clause naming it, or nothing).
+fn split(name: &str, lead: &str, secret: &str, n: usize, verb: &str) -> Variant {
+    let width = secret.len().div_ceil(n);
+    let pieces: Vec<String> = secret
+        .as_bytes()
+        .chunks(width)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let mut clauses: Vec<String> = Vec::new();
+    if !lead.is_empty() {
+        clauses.push(lead.to_owned());
+    }
+    clauses.extend(pieces.iter().map(|p| format!("{verb} {p}.")));
+    variant(name, clauses, pieces, true)
 }
 
 /// Found missing on prose summaries: DSN user-info keys, vendor keys in bare hex or UUID form,
