@@ -1,8 +1,0 @@
-#[path = "support/hostile.rs"]
-mod hostile;
-#[test]
-fn show() {
-    for v in hostile::secrets_split_across_clauses() {
-        println!("{} parses={} {:?}", v.name, v.parses, v.clauses);
-    }
-}
