@@ -290,7 +290,7 @@ fn views(text: &str) -> Vec<View> {
     let (mut paired, mut named) = (View::default(), View::default());
     let mut named_differs = false;
     for run in runs(text) {
-        let names: Vec<bool> = run.iter().map(|f| apart(f)).collect();
+        let names: Vec<bool> = run.iter().map(&apart).collect();
         let mut glues = false;
         for part in run.split(|f| apart(f)).filter(|p| p.len() >= 2) {
             for fragment in part {

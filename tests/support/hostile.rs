@@ -106,7 +106,10 @@ fn draw(
 }
 
 /// Vendor tokens that identify themselves by a prefix.
-fn tokens() -> Vec<(&'static str, fn(&mut Rng) -> String)> {
+/// A vendor's name and how its tokens are made.
+type Vendor = (&'static str, fn(&mut Rng) -> String);
+
+fn tokens() -> Vec<Vendor> {
     vec![
         ("github", |r| format!("ghp_{}", r.pick(ALNUM, 36))),
         ("gitlab", |r| format!("glpat-{}", r.pick(ALNUM, 20))),
