@@ -140,6 +140,15 @@ fn slot_byte(b: u8) -> bool {
 fn words(text: &str) -> Vec<(Word, Range<usize>)> {
     let mut out = Vec::new();
     for_each_word(text, |start, word| {
+        // Most words are plain: letters, capitalised at most at the start, with nothing to trim.
+        let b = word.as_bytes();
+        if b.len() < 24
+            && b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.iter().skip(1).all(u8::is_ascii_lowercase)
+            && !secret_word(word)
+        {
+            return;
+        }
         let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
         let trimmed = word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
         if trimmed.is_empty() {
@@ -236,7 +245,7 @@ fn plain_word(word: &str) -> bool {
 }
 
 fn secret_word(word: &str) -> bool {
-    SECRET_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
+    (3..=11).contains(&word.len()) && SECRET_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// Runs of neighbouring fragments: no break, no blank line and at most [`MAX_GAP`] bytes of
@@ -292,12 +301,17 @@ fn views(text: &str) -> Vec<View> {
     for run in runs(text) {
         let names: Vec<bool> = run.iter().map(&apart).collect();
         let mut glues = false;
-        for part in run.split(|f| apart(f)).filter(|p| p.len() >= 2) {
-            for fragment in part {
-                glued.push(text, fragment, false, false);
+        let mut from = 0;
+        while from < run.len() {
+            let to = (from..run.len()).find(|&i| names[i]).unwrap_or(run.len());
+            if let Some(part) = run.get(from..to).filter(|p| p.len() >= 2) {
+                for fragment in part {
+                    glued.push(text, fragment, false, false);
+                }
+                glued.text.push('\n');
+                glues = true;
             }
-            glued.text.push('\n');
-            glues = true;
+            from = to + 1;
         }
         let has_names = names.contains(&true);
         named_differs |= glues && has_names;
