@@ -218,6 +218,12 @@ fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
     }
 }
 
+/// Eight or more bytes with ASCII letters and digits among them.
+fn mixed(fragment: &str) -> bool {
+    let b = fragment.as_bytes();
+    b.len() >= 8 && b.iter().any(u8::is_ascii_alphabetic) && b.iter().any(u8::is_ascii_digit)
+}
+
 /// A base64 value whose only `=` are its padding (`…dQ==`).
 fn base64_padded(word: &str) -> bool {
     let body = word.trim_end_matches('=');
@@ -324,10 +330,17 @@ fn views(text: &str) -> Vec<View> {
         paired.text.push('\n');
         named.text.push('\n');
         // Random text reads as a name now and then (`dfjic0XJC8OpgwOdw13`), which would keep
-        // a piece of a secret from its neighbours: the loose view glues such runs whole.
-        if has_names && names.iter().filter(|&&n| !n).count() >= 2 {
-            for (fragment, &name) in run.iter().zip(&names) {
-                loose.push(text, fragment, false, name);
+        // a piece of a secret from its neighbours: the loose view glues such runs whole, and
+        // counts as random only pieces of eight or more letters and digits mixed (not dates,
+        // times, offsets or numbers, which glued to an id would make one of nothing).
+        let random: Vec<bool> = run
+            .iter()
+            .zip(&names)
+            .map(|(f, &name)| !name && mixed(&text[f.clone()]))
+            .collect();
+        if has_names && random.iter().filter(|&&r| r).count() >= 2 {
+            for (fragment, &r) in run.iter().zip(&random) {
+                loose.push(text, fragment, false, !r);
             }
             loose.text.push('\n');
         }
@@ -452,7 +465,8 @@ mod tests {
         let text = "Committed 3f9c2ab on branch fix-refund-rounding. Read file MIIEo9x. \
                     Read file q2KxAQz9. Test ParseConfig passed.";
         let views = views(text);
-        assert_eq!(views.len(), 4);
+        // No loose view: of the pieces only `q2KxAQz9` is eight mixed letters and digits.
+        assert_eq!(views.len(), 3);
         assert_eq!(views[0].text, "MIIEo9xq2KxAQz9\n");
         assert_eq!(
             views[1].text,
@@ -466,14 +480,18 @@ mod tests {
         assert_eq!(after_name, Some(2), "the glued pieces start after the name");
         assert!(views[2].starts_after_a_bar(&(28..40)));
         assert!(!views[2].starts_after_a_bar(&(35..40)));
-        // The loose view glues the whole run; only the commit and the two random pieces
-        // count there, not the names.
-        assert_eq!(
-            views[3].text,
-            "3f9c2abfix-refund-roundingMIIEo9xq2KxAQz9ParseConfig\n"
-        );
-        assert_eq!(views[3].random_pieces(&(0..52)), 3);
-        assert_eq!(views[3].random_pieces(&(7..26)), 0);
+    }
+
+    #[test]
+    fn dates_and_offsets_glued_to_an_id_are_not_random_pieces() {
+        let text =
+            "Arn: arn:aws:kms:us-east-2:324320755747:key/54348bc1-6e3b-4cda-8b18-c6033ca7d328\n\
+                    CreationDate: 2019-07-12 18:23:13 +0000 UTC";
+        let found = crate::scan::Scanner::builtin()
+            .map(|s| s.scan_text("f", text))
+            .unwrap_or_default();
+        let secrets: Vec<_> = found.iter().filter(|f| f.category.is_secret()).collect();
+        assert!(secrets.is_empty(), "{secrets:?}");
     }
 
     #[test]
@@ -482,11 +500,14 @@ mod tests {
                     Created file dLNShpbRCxcgZ6ExUU.";
         assert!(names::name_like("dfjic0XJC8OpgwOdw13"));
         let loose = views(text).into_iter().find(|v| v.loose);
-        let loose = loose.map(|v| v.text);
+        let glued = loose.as_ref().map(|v| v.text.as_str());
         assert_eq!(
-            loose.as_deref(),
+            glued,
             Some("sk-proj-Qk7PKwLBg42dfjic0XJC8OpgwOdw13dLNShpbRCxcgZ6ExUU\n")
         );
+        // The piece that reads as a name is not counted as random; the other two are.
+        let counted = loose.map(|v| v.random_pieces(&(0..56)));
+        assert_eq!(counted, Some(2));
     }
 
     #[test]
