@@ -30,6 +30,9 @@ pub enum Command {
     Scan(ScanArgs),
     #[command(flatten)]
     Store(StoreCommand),
+    /// Move a store between SQLite and PostgreSQL.
+    #[command(name = "store", subcommand)]
+    StoreAdmin(StoreAdminCommand),
     /// Verify, export and checkpoint the audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -220,13 +223,45 @@ pub struct ScanArgs {
 /// Where the store is, and which key it must be signed with.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// The store file (default: the user's data directory; also CQ_STORE).
-    #[arg(long, value_name = "DB", env = "CQ_STORE")]
+    /// The store: a SQLite file, or a PostgreSQL URL `postgres://USER@HOST/DB` (default: the
+    /// user's data directory; also CQ_STORE).
+    #[arg(long, value_name = "DB|URL", env = "CQ_STORE", hide_env_values = true)]
     pub store: Option<PathBuf>,
     /// The store's public key, trusted from outside the store file (the content of its `.pub`
     /// file; also CQ_STORE_KEY). Without it the key file or `.pub` beside the store is used.
     #[arg(long, value_name = "PUBKEY")]
     pub store_key: Option<String>,
+    /// The store's signing key file, which every host that writes to the store holds (also
+    /// CQ_STORE_SIGNING_KEY; default: `<store>.key`, or for a URL
+    /// `cq/store-keys/<database>.key` in the config directory).
+    #[arg(long, value_name = "FILE")]
+    pub store_signing_key: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAdminCommand {
+    /// Copy the store FROM (a file or a postgres:// URL) into the empty store TO, with its
+    /// audit log intact: verify must pass on both sides with the same root.
+    Copy(StoreCopyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StoreCopyArgs {
+    /// The store to copy (a SQLite file or a PostgreSQL URL).
+    pub from: PathBuf,
+    /// Where to copy it: a new file, or an empty PostgreSQL database or schema.
+    pub to: PathBuf,
+    /// FROM's public key, trusted from outside it (also CQ_STORE_KEY).
+    #[arg(long, value_name = "PUBKEY")]
+    pub store_key: Option<String>,
+    /// FROM's signing key file (default: beside a file store, or the config directory's one
+    /// for a URL); copied to TO so that TO can be written.
+    #[arg(long, value_name = "FILE")]
+    pub from_signing_key: Option<PathBuf>,
+    /// Where TO's signing key file goes (default: beside a file store, or the config
+    /// directory's one for a URL).
+    #[arg(long, value_name = "FILE")]
+    pub to_signing_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,10 +23,11 @@ pub mod recheck;
 pub mod scan;
 pub mod status;
 pub mod store;
+pub mod store_copy;
 
 pub use output::{warn, Output};
 
-use crate::cli::{Command, PolicyCommand, StoreCommand};
+use crate::cli::{Command, PolicyCommand, StoreAdminCommand, StoreCommand};
 
 /// How a command ended, when it did not fail. `main.rs` maps these to exit codes: success is
 /// 0, every other variant 1; an error is 2 (or 1 when the store was found tampered with).
@@ -63,6 +64,7 @@ pub fn run(command: Command, out: &mut Output) -> anyhow::Result<Exit> {
             Ok(if found { Exit::Findings } else { Exit::Success })
         }
         Command::Store(command) => store_command(command, out),
+        Command::StoreAdmin(StoreAdminCommand::Copy(args)) => store_copy::run(&args, out),
         Command::Audit(command) => audit::run(&command, out),
         Command::Keys(command) => keys::generate(&command, out),
         Command::Reviewers(command) => keys::reviewers(&command, out),

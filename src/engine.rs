@@ -10,6 +10,7 @@ pub mod compacted;
 pub mod consistency;
 pub mod diagnose;
 pub mod pinned;
+pub mod prose;
 pub mod pytext;
 pub mod redact;
 pub mod registry;

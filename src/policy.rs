@@ -6,9 +6,11 @@
 pub mod grammar;
 mod load;
 mod model;
+pub mod prose;
 
 pub use load::{check_pinned, PolicyError, BUILTIN};
 pub use model::{
     Authority, Compaction, PinnedConstraint, Policy, ReasonCode, RecordSetSpec, RecordSpec, Review,
     ScanPolicy,
 };
+pub use prose::{Mode, Prose};

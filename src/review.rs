@@ -94,7 +94,11 @@ pub fn run(source: Box<dyn ReviewSource>, options: ReviewOptions) -> anyhow::Res
         config.keymap,
     );
     let (events_tx, events) = mpsc::channel();
+    let changes = source.changes()?;
     let mut lanes = Lanes::spawn(source, events_tx.clone())?;
+    if let Some(feed) = changes {
+        event_loop::spawn_changes(feed, events_tx.clone())?;
+    }
     // Dropped before the lanes: the terminal is restored first, and quitting never waits.
     let mut terminal = TerminalGuard::enter()?;
     event_loop::spawn_input(events_tx)?;

@@ -1,37 +1,55 @@
-//! The quarantine store: one SQLite file holding every recorded compaction, each report run
-//! on it, reviewer decisions and approvals, and the audit log with its checkpoints.
+//! The quarantine store: every recorded compaction, each report run on it, reviewer decisions
+//! and approvals, and the audit log with its checkpoints, in one SQLite file (the embedded
+//! default) or one PostgreSQL database (a team's shared queue), chosen by the store's
+//! [`Location`]: a path, or a `postgres://` URL.
 //!
-//! It guarantees that a row and the receipt describing it are written in the same
-//! `BEGIN IMMEDIATE` transaction (WAL, `synchronous=FULL`, foreign keys on, busy timeout), so a
-//! crash or a concurrent writer never leaves a decision without its receipt. A store opened
-//! [`Mode::ReadOnly`] refuses every write before touching SQLite. Requests and reports are
-//! opaque canonical JSON text here: the store checks their digests, never their shape.
+//! It guarantees, on both backends, that a row and the receipt describing it are written in
+//! the same transaction, which first takes the store's write lock (SQLite `BEGIN IMMEDIATE`,
+//! PostgreSQL an advisory lock), so a crash or a concurrent writer on any host never leaves a
+//! decision without its receipt or the log with a gap. A store opened [`Mode::ReadOnly`]
+//! refuses every write before touching the database. Requests and reports are opaque
+//! canonical JSON text here: the store checks their digests, never their shape. Every SQL
+//! statement is written once against [`sql::Conn`]; the backends differ only in
+//! [`sqlite`] and [`postgres`].
 
 mod agents;
 mod audit_rows;
+mod copy;
 mod decide;
 mod filter;
 mod identity;
+mod location;
 mod log;
+mod postgres;
 mod query;
 mod record;
 mod reviewers;
 pub mod schema;
+pub(crate) mod sql;
+mod sqlite;
 pub mod stats;
 mod verified;
+mod watch;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
-
 use crate::audit::keys::{self, KeyError, NamedKey};
+use sql::{Conn, Transaction, Tx};
 
-pub use identity::{store_key_path, store_pub_path, Identity, STORE_KEY_ENV};
+pub use identity::{
+    signing_key_files, store_key_path, store_pub_path, Identity, KeyFiles, SIGNING_KEY_ENV,
+    STORE_KEY_ENV,
+};
+pub use location::{is_url, shown, Location};
 pub(crate) use log::LogWriter;
+pub use sql::{Dialect, SqlError};
 pub use verified::{VerifiedCompaction, VerifiedDecision};
+pub use watch::Watch;
 
 pub use crate::audit::authority::Role;
+pub use copy::{copy, Copied};
 pub use decide::{Action, DecisionError, DecisionOutcome, DecisionRequest, ReviewRules};
 pub use filter::{ListFilter, ListTerm, SortKey, TermField};
 pub use query::{
@@ -45,7 +63,7 @@ pub use schema::SCHEMA_VERSION;
 /// How long a writer waits for another writer's lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The environment variable that overrides the default store path.
+/// The environment variable that overrides the default store location (a path or a URL).
 pub const STORE_ENV: &str = "CQ_STORE";
 
 /// Whether the store may be written.
@@ -95,6 +113,8 @@ pub enum StoreError {
     Untrusted { path: PathBuf, why: String },
     #[error("the store's write-ahead log \"{}\" holds writes that a read-only directory cannot merge: copy the store with its -wal and -shm files to a writable place and open the copy", .0.display())]
     UnmergedWal(PathBuf),
+    #[error("the store \"{}\" is not empty: copy into a new file or an empty database (or schema)", .0.display())]
+    TargetNotEmpty(PathBuf),
     #[error("no data directory for this user: pass --store PATH or set CQ_STORE")]
     NoDataDir,
     #[error(transparent)]
@@ -102,7 +122,7 @@ pub enum StoreError {
     #[error("while {context}: {source}")]
     Sql {
         context: &'static str,
-        source: rusqlite::Error,
+        source: SqlError,
     },
     #[error("while {context} \"{path}\": {source}")]
     Io {
@@ -131,7 +151,7 @@ impl StoreError {
     }
 
     /// A `map_err` adapter naming what was being done.
-    pub fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + Copy {
+    pub fn sql(context: &'static str) -> impl Fn(SqlError) -> StoreError + Copy {
         move |source| StoreError::Sql { context, source }
     }
 }
@@ -148,7 +168,8 @@ pub fn is_tamper(err: &anyhow::Error) -> bool {
     })
 }
 
-/// `$CQ_STORE`, else `cq/store.db` in the user's data directory.
+/// `$CQ_STORE` (a path or a `postgres://` URL), else `cq/store.db` in the user's data
+/// directory.
 pub fn default_store_path() -> Result<PathBuf, StoreError> {
     if let Some(path) = std::env::var_os(STORE_ENV).filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(path));
@@ -162,72 +183,178 @@ pub fn default_store_path() -> Result<PathBuf, StoreError> {
 pub struct OpenOptions {
     pub mode: Mode,
     /// The store's public key as the caller trusts it (`--store-key`), checked against the
-    /// key the store file records.
+    /// key the store records.
     pub store_key: Option<String>,
+}
+
+/// The connection behind a store.
+pub(crate) enum Db {
+    Sqlite(sqlite::Sqlite),
+    Postgres(Box<postgres::Postgres>),
+}
+
+impl Db {
+    /// Connects to the database at `location` (without reading or creating the store in it).
+    fn connect(location: &Location, mode: Mode, files: &KeyFiles) -> Result<Db, StoreError> {
+        Ok(match (location, mode) {
+            (Location::File(file), Mode::ReadWrite) => {
+                Db::Sqlite(sqlite::open_read_write(file, &files.key)?)
+            }
+            (Location::File(file), Mode::ReadOnly) => Db::Sqlite(sqlite::open_read_only(file)?),
+            (Location::Postgres(url), mode) => {
+                Db::Postgres(Box::new(postgres::connect(url, mode == Mode::ReadOnly)?))
+            }
+        })
+    }
+
+    fn conn(&self) -> &dyn Conn {
+        match self {
+            Db::Sqlite(c) => c,
+            Db::Postgres(c) => c.as_ref(),
+        }
+    }
 }
 
 /// An open store.
 pub struct Store {
-    conn: Connection,
+    db: Db,
+    location: Location,
+    /// The location as messages show it (a URL's password masked).
     path: PathBuf,
     mode: Mode,
     identity: Identity,
     key: Option<NamedKey>,
+    key_files: KeyFiles,
+    /// Whether a transaction is open on the connection (reads inside it use it).
+    in_tx: Cell<bool>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("path", &self.path)
+            .field("location", &self.location)
             .field("mode", &self.mode)
             .field("origin", &self.identity.origin)
             .finish_non_exhaustive()
     }
 }
 
+/// Marks a transaction open for as long as it lives.
+struct InTx<'a>(&'a Cell<bool>);
+
+impl<'a> InTx<'a> {
+    fn enter(flag: &'a Cell<bool>) -> Self {
+        flag.set(true);
+        InTx(flag)
+    }
+}
+
+impl Drop for InTx<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
 impl Store {
-    /// Opens (and in read-write mode creates and migrates) the store at `path`. A new store
-    /// gets its own Ed25519 key at [`store_key_path`], created with mode 0600.
+    /// Opens (and in read-write mode creates and migrates) the store at `path`: a file, or a
+    /// `postgres://` URL. A new store gets its own Ed25519 signing key (see
+    /// [`signing_key_files`]), created with mode 0600.
     pub fn open(path: &Path, mode: Mode) -> Result<Store, StoreError> {
         Store::open_with(
             path,
             &OpenOptions {
                 mode,
-                store_key: None,
+                ..OpenOptions::default()
             },
         )
     }
 
     /// [`Store::open`] with a store key the caller trusts.
     pub fn open_with(path: &Path, options: &OpenOptions) -> Result<Store, StoreError> {
+        Store::open_with_signing_key(path, options, None)
+    }
+
+    /// [`Store::open_with`] with the store's signing key file named (`--store-signing-key`;
+    /// `None` looks where [`signing_key_files`] says).
+    pub fn open_with_signing_key(
+        path: &Path,
+        options: &OpenOptions,
+        signing_key: Option<&Path>,
+    ) -> Result<Store, StoreError> {
+        let location = Location::of(path);
+        let shown = location.shown_path();
+        let files = signing_key_files(&location, signing_key)?;
         let given = options.store_key.as_deref();
-        let (conn, identity, key) = match options.mode {
+        let db = Db::connect(&location, options.mode, &files)?;
+        let conn = db.conn();
+        let (identity, key) = match options.mode {
             Mode::ReadWrite => {
-                let conn = open_read_write(path)?;
-                let (identity, key) = identity::read_write(&conn, path, given)?;
-                (conn, identity, Some(key))
+                let version = conn
+                    .schema_version()
+                    .map_err(StoreError::sql("reading the schema version"))?;
+                if version == 0 && files.key.exists() {
+                    return Err(identity::truncated(&shown, &files.key).into());
+                }
+                schema::migrate(conn)?;
+                let (identity, key) = identity::read_write(conn, &shown, &files, given)?;
+                (identity, Some(key))
             }
             Mode::ReadOnly => {
-                let conn = open_read_only(path)?;
-                let identity = identity::read_only(&conn, path, given)?;
-                (conn, identity, None)
+                schema::check_current(conn, &shown)?;
+                (identity::read_only(conn, &shown, &files, given)?, None)
             }
         };
         Ok(Store {
-            conn,
-            path: path.to_owned(),
+            db,
+            location,
+            path: shown,
             mode: options.mode,
             identity,
             key,
+            key_files: files,
+            in_tx: Cell::new(false),
         })
     }
 
+    /// A second connection to the same store, in the same mode, with the same signing key
+    /// file, trusting the store key this one trusts (however it came, `--store-key`
+    /// included): what a worker thread of its own opens.
+    pub fn fork(&self) -> Result<Store, StoreError> {
+        let location = match &self.location {
+            Location::File(path) => path.clone(),
+            Location::Postgres(url) => PathBuf::from(url),
+        };
+        Store::open_with_signing_key(
+            &location,
+            &OpenOptions {
+                mode: self.mode,
+                store_key: self.trust().is_ok().then(|| self.verifier_key()),
+            },
+            Some(&self.key_files.key),
+        )
+    }
+
+    /// The store's location as messages show it (for a URL, with its password masked).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// Which backend holds the store.
+    pub fn dialect(&self) -> Dialect {
+        self.conn().dialect()
+    }
+
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// Where the store's signing key is kept (and its public half).
+    pub fn key_files(&self) -> &KeyFiles {
+        &self.key_files
     }
 
     /// The checkpoint origin line (also the name the store's key signs with).
@@ -245,7 +372,7 @@ impl Store {
         &self.identity.public_key
     }
 
-    /// The store's public key as trusted from outside the file, or why there is none.
+    /// The store's public key as trusted from outside the store, or why there is none.
     pub fn trusted_key(&self) -> Result<&ed25519_dalek::VerifyingKey, StoreError> {
         self.identity.trusted(&self.path)
     }
@@ -263,27 +390,55 @@ impl Store {
         }
     }
 
-    pub(crate) fn conn(&self) -> &Connection {
-        &self.conn
+    pub(crate) fn conn(&self) -> &dyn Conn {
+        self.db.conn()
     }
 
-    /// Runs `f` in a `BEGIN IMMEDIATE` transaction with the log's verified tail, committing on
-    /// `Ok`; the log's new head is signed before the commit.
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Runs `f` in a write transaction with the log's verified tail, committing on `Ok`; the
+    /// log's new head is signed (and on PostgreSQL announced) before the commit.
     pub(crate) fn write<T, E: From<StoreError>>(
         &self,
-        f: impl FnOnce(&Transaction<'_>, &mut LogWriter, &NamedKey) -> Result<T, E>,
+        f: impl FnOnce(&dyn Conn, &mut LogWriter, &NamedKey) -> Result<T, E>,
     ) -> Result<T, E> {
         let key = match (&self.key, self.mode) {
             (Some(key), Mode::ReadWrite) => key,
             _ => return Err(StoreError::ReadOnly(self.path.clone()).into()),
         };
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+        let conn = self.conn();
+        let tx = Transaction::begin(conn, Tx::Write)
             .map_err(StoreError::sql("starting a write transaction"))?;
-        let mut log = LogWriter::load(&tx, &self.identity.public_key, self.origin())
+        let _open = InTx::enter(&self.in_tx);
+        let mut log = LogWriter::load(conn, &self.identity.public_key, self.origin())
             .map_err(|e| self.blame(e))?;
-        let value = f(&tx, &mut log, key)?;
-        log.finish(&tx, key, self.origin())?;
+        let value = f(conn, &mut log, key)?;
+        if let Some(size) = log.finish(conn, key, self.origin())? {
+            conn.announce(size)
+                .map_err(StoreError::sql("announcing the new head"))?;
+        }
         tx.commit().map_err(StoreError::sql("committing"))?;
+        Ok(value)
+    }
+
+    /// Runs `f` on one consistent snapshot of the store (the open transaction's, inside a
+    /// write), so several reads cannot see a writer's commit half-way.
+    pub(crate) fn read<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&dyn Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = self.conn();
+        if self.in_tx.get() {
+            return f(conn);
+        }
+        let tx = Transaction::begin(conn, Tx::Read)
+            .map_err(StoreError::sql("starting a read transaction"))?;
+        let _open = InTx::enter(&self.in_tx);
+        let value = f(conn)?;
+        tx.commit()
+            .map_err(StoreError::sql("ending the read transaction"))?;
         Ok(value)
     }
 
@@ -298,112 +453,14 @@ impl Store {
     /// The latest signed checkpoint note (`None` for an empty log). Every write signs the
     /// log's new head, so it covers the whole log.
     pub fn checkpoint(&self) -> Result<Option<String>, StoreError> {
-        Ok(log::latest_note(&self.conn)?.map(|(_, note)| note))
+        Ok(log::latest_note(self.conn())?.map(|(_, note)| note))
     }
 }
 
-/// Opens a connection that may create, migrate and write the store.
-fn open_read_write(path: &Path) -> Result<Connection, StoreError> {
-    let io = |context, source| StoreError::Io {
-        context,
-        path: path.to_owned(),
-        source,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| io("creating the directory of", e))?;
+/// Whether a store exists at `path` (a URL is taken to exist: connecting tells).
+pub fn exists(path: &Path) -> bool {
+    match Location::of(path) {
+        Location::File(file) => file.exists(),
+        Location::Postgres(_) => true,
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(path, flags).map_err(StoreError::sql("opening the store"))?;
-    configure(&conn)?;
-    identity::refuse_reinitialising(&conn, path)?;
-    let journal: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(StoreError::sql("switching to WAL"))?;
-    if !journal.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Corrupt(format!(
-            "journal mode is \"{journal}\", not \"wal\""
-        )));
-    }
-    conn.execute_batch("PRAGMA synchronous = FULL")
-        .map_err(StoreError::sql("setting synchronous=FULL"))?;
-    schema::migrate(&conn)?;
-    Ok(conn)
-}
-
-/// Opens a connection that never writes. A store on read-only media (a directory where
-/// SQLite cannot create its shared-memory file) is opened immutable, after checking that no
-/// unmerged write-ahead log would be left unread.
-fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
-    if !path.exists() {
-        return Err(StoreError::Missing(path.to_owned()));
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let attempt = |query: &str| -> Result<Connection, StoreError> {
-        let conn = Connection::open_with_flags(uri(path, query), flags)
-            .map_err(StoreError::sql("opening the store"))?;
-        configure(&conn)?;
-        schema::version(&conn)?;
-        Ok(conn)
-    };
-    let conn = match attempt("mode=ro") {
-        Ok(conn) => conn,
-        Err(first) => {
-            // Read-only media: SQLite cannot create the shared-memory file of a WAL store.
-            let wal = {
-                let mut name = path.as_os_str().to_owned();
-                name.push("-wal");
-                PathBuf::from(name)
-            };
-            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
-                return Err(StoreError::UnmergedWal(wal));
-            }
-            attempt("mode=ro&immutable=1").map_err(|_| first)?
-        }
-    };
-    conn.execute_batch("PRAGMA query_only = ON")
-        .map_err(StoreError::sql("making the connection read-only"))?;
-    let found = schema::version(&conn)?;
-    if found != SCHEMA_VERSION {
-        return Err(if found > SCHEMA_VERSION {
-            StoreError::NewerSchema {
-                found,
-                supported: SCHEMA_VERSION,
-            }
-        } else {
-            StoreError::OlderSchema {
-                found,
-                supported: SCHEMA_VERSION,
-            }
-        });
-    }
-    Ok(conn)
-}
-
-fn configure(conn: &Connection) -> Result<(), StoreError> {
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .map_err(StoreError::sql("setting the busy timeout"))?;
-    // 64 MiB of page cache: the digest indexes are random-access and outgrow the default.
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536")
-        .map_err(StoreError::sql("configuring the connection"))
-}
-
-/// A `file:` URI for `path` with `query`, every byte outside the unreserved set escaped.
-fn uri(path: &Path, query: &str) -> String {
-    let mut out = String::from("file:");
-    for b in path.as_os_str().as_encoded_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                out.push(char::from(*b))
-            }
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    out.push('?');
-    out.push_str(query);
-    out
 }

@@ -1,23 +1,19 @@
 //! Tampering with the stored log or the tables it describes is detected by `audit::verify`,
 //! which names the entry: one changed byte in each kind of stored field, a deleted entry,
 //! two reordered entries, a truncated log, swapped signatures, and a store rolled back to an
-//! older copy while a newer exported checkpoint is kept elsewhere.
+//! older copy while a newer exported checkpoint is kept elsewhere. On both backends.
 
 #![allow(clippy::unwrap_used)]
 
 #[path = "store_fixtures/fixtures.rs"]
 mod fixtures;
 
-use std::path::{Path, PathBuf};
-
 use cq::audit::{verify, VerifyReport};
-use cq::store::{store_key_path, Action, DecisionRequest, Mode, Store};
+use cq::store::{Action, DecisionRequest, Store};
 use fixtures::*;
-use rusqlite::{params, Connection};
 
 struct Built {
-    dir: tempfile::TempDir,
-    path: PathBuf,
+    store: TestStore,
     team: Team,
     /// A checkpoint exported at the end, as a careful operator would keep it.
     exported: String,
@@ -36,10 +32,8 @@ fn decide(store: &Store, id: &str, action: Action, key: &cq::audit::NamedKey) {
 }
 
 /// Reviewers, verdicts, decisions, two approvals, a rerun and a reveal: every receipt kind.
-fn build() -> Built {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.db");
-    let store = open(&path);
+fn build(s: TestStore) -> Built {
+    let store = s.open();
     let team = team(&store);
     for i in 0..6 {
         store.record_verdict(&compaction(i)).unwrap();
@@ -60,34 +54,29 @@ fn build() -> Built {
     let exported = store.checkpoint().unwrap().unwrap();
     assert!(verify(&store, Some(&exported)).unwrap().is_ok());
     Built {
-        dir,
-        path,
+        store: s,
         team,
         exported,
     }
 }
 
 /// A fresh copy of the built store to damage.
-fn copy(built: &Built, name: &str) -> PathBuf {
-    let path = built.dir.path().join(format!("{name}.db"));
-    std::fs::copy(&built.path, &path).unwrap();
-    std::fs::copy(store_key_path(&built.path), store_key_path(&path)).unwrap();
-    path
+fn copy(built: &Built, name: &str) -> TestStore {
+    built.store.copy(name)
 }
 
-fn check(path: &Path, exported: Option<&str>) -> VerifyReport {
-    let store = Store::open(path, Mode::ReadOnly).unwrap();
-    verify(&store, exported).unwrap()
+fn check(store: &TestStore, exported: Option<&str>) -> VerifyReport {
+    verify(&store.open_ro(), exported).unwrap()
 }
 
-fn seq_of(conn: &Connection, kind: &str, nth: usize) -> i64 {
-    let mut st = conn
-        .prepare("SELECT seq FROM audit_entries WHERE kind = ?1 ORDER BY seq")
-        .unwrap();
-    let seqs: Vec<i64> = st
-        .query_map([kind], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
+fn seq_of(conn: &mut Raw, kind: &str, nth: usize) -> i64 {
+    let seqs: Vec<i64> = conn
+        .query(
+            "SELECT seq FROM audit_entries WHERE kind = ?1 ORDER BY seq",
+            &[V::from(kind)],
+        )
+        .into_iter()
+        .map(|r| r[0].int())
         .collect();
     seqs[nth]
 }
@@ -120,18 +109,31 @@ fn assert_names(report: &VerifyReport, seq: i64, case: &str) {
     );
 }
 
-#[test]
-fn the_untouched_store_verifies_with_and_without_the_export() {
-    let built = build();
-    assert!(check(&built.path, None).is_ok());
-    let report = check(&built.path, Some(&built.exported));
+/// Registers a fresh reviewer for later decisions on a built store.
+fn team_keys(store: &Store, approver: &cq::audit::NamedKey) -> cq::audit::NamedKey {
+    let dave = cq::audit::NamedKey::generate("dave").unwrap();
+    store
+        .add_reviewer(
+            "dave",
+            &dave.verifier_text(),
+            cq::store::Role::Reviewer,
+            Some(approver),
+        )
+        .unwrap();
+    dave
+}
+
+both! {
+fn the_untouched_store_verifies_with_and_without_the_export(s: TestStore) {
+    let built = build(s);
+    assert!(check(&built.store, None).is_ok());
+    let report = check(&built.store, Some(&built.exported));
     assert!(report.is_ok(), "{report}");
     assert_eq!(report.exported_size, Some(report.entries));
 }
 
-#[test]
-fn one_changed_byte_in_any_column_of_any_receipt_kind_is_named() {
-    let built = build();
+fn one_changed_byte_in_any_column_of_any_receipt_kind_is_named(s: TestStore) {
+    let built = build(s);
     let columns = [
         "receipt_json",
         "receipt_sha256",
@@ -150,86 +152,79 @@ fn one_changed_byte_in_any_column_of_any_receipt_kind_is_named() {
         for column in columns {
             let case = format!("{kind}.{column}");
             let path = copy(&built, &case.replace('.', "_"));
-            let conn = raw(&path);
-            let seq = seq_of(&conn, kind, 0);
-            let value: Option<String> = conn
-                .query_row(
-                    &format!("SELECT {column} FROM audit_entries WHERE seq = ?1"),
-                    [seq],
-                    |r| r.get(0),
-                )
-                .unwrap();
+            let mut conn = path.raw();
+            let seq = seq_of(&mut conn, kind, 0);
+            let value = conn.query(
+                &format!("SELECT {column} FROM audit_entries WHERE seq = ?1"),
+                &[V::from(seq)],
+            )[0][0]
+                .opt_text();
             // Unsigned kinds have no signature or key id: forging one must be caught too.
             let forged = match value {
                 Some(v) => flip(&v),
                 None => "AAAA".to_owned(),
             };
             let sql = format!("UPDATE audit_entries SET {column} = ?1 WHERE seq = ?2");
-            conn.execute(&sql, params![forged, seq]).unwrap();
+            conn.execute(&sql, &[V::from(forged), V::from(seq)]);
             drop(conn);
             assert_names(&check(&path, None), seq, &case);
         }
     }
 }
 
-#[test]
-fn a_changed_sequence_number_is_named() {
-    let built = build();
+fn a_changed_sequence_number_is_named(s: TestStore) {
+    let built = build(s);
     let path = copy(&built, "seq");
-    let conn = raw(&path);
-    let seq = seq_of(&conn, "decision", 0);
-    conn.execute("UPDATE audit_entries SET seq = 1000 WHERE seq = ?1", [seq])
-        .unwrap();
+    let mut conn = path.raw();
+    let seq = seq_of(&mut conn, "decision", 0);
+    conn.execute(
+        "UPDATE audit_entries SET seq = 1000 WHERE seq = ?1",
+        &[V::from(seq)],
+    );
     drop(conn);
     assert_names(&check(&path, None), seq, "seq");
 }
 
-#[test]
-fn a_deleted_entry_is_named() {
-    let built = build();
+fn a_deleted_entry_is_named(s: TestStore) {
+    let built = build(s);
     let path = copy(&built, "deleted");
-    let conn = raw(&path);
-    let seq = seq_of(&conn, "verdict", 2);
-    conn.execute("DELETE FROM audit_entries WHERE seq = ?1", [seq])
-        .unwrap();
+    let mut conn = path.raw();
+    let seq = seq_of(&mut conn, "verdict", 2);
+    conn.execute("DELETE FROM audit_entries WHERE seq = ?1", &[V::from(seq)]);
     drop(conn);
     assert_names(&check(&path, None), seq, "delete");
 }
 
-#[test]
-fn two_reordered_entries_are_named() {
-    let built = build();
+fn two_reordered_entries_are_named(s: TestStore) {
+    let built = build(s);
     let path = copy(&built, "reordered");
-    let conn = raw(&path);
-    let a = seq_of(&conn, "decision", 0);
+    let mut conn = path.raw();
+    let a = seq_of(&mut conn, "decision", 0);
     let b = a + 1;
-    conn.execute_batch(&format!(
+    conn.batch(&format!(
         "UPDATE audit_entries SET seq = -1 WHERE seq = {a};
          UPDATE audit_entries SET seq = {a} WHERE seq = {b};
          UPDATE audit_entries SET seq = {b} WHERE seq = -1;"
-    ))
-    .unwrap();
+    ));
     drop(conn);
     assert_names(&check(&path, None), a, "reorder");
 }
 
-#[test]
-fn a_truncated_log_is_named_by_its_checkpoints_or_the_export() {
-    let built = build();
+fn a_truncated_log_is_named_by_its_checkpoints_or_the_export(s: TestStore) {
+    let built = build(s);
     let path = copy(&built, "truncated");
-    let conn = raw(&path);
-    let total: i64 = conn
-        .query_row("SELECT MAX(seq) FROM audit_entries", [], |r| r.get(0))
-        .unwrap();
+    let mut conn = path.raw();
+    let total = conn.int("SELECT MAX(seq) FROM audit_entries", &[]);
     let keep = total - 4;
-    conn.execute("DELETE FROM audit_entries WHERE seq > ?1", [keep])
-        .unwrap();
+    conn.execute("DELETE FROM audit_entries WHERE seq > ?1", &[V::from(keep)]);
     drop(conn);
     assert_names(&check(&path, None), keep + 1, "truncate");
     // An attacker who also drops the later checkpoints is still caught by the export.
-    let conn = raw(&path);
-    conn.execute("DELETE FROM checkpoints WHERE tree_size > ?1", [keep])
-        .unwrap();
+    let mut conn = path.raw();
+    conn.execute(
+        "DELETE FROM checkpoints WHERE tree_size > ?1",
+        &[V::from(keep)],
+    );
     drop(conn);
     assert!(check(&path, None)
         .problems
@@ -242,22 +237,20 @@ fn a_truncated_log_is_named_by_its_checkpoints_or_the_export() {
     );
 }
 
-#[test]
-fn swapped_signatures_are_named() {
-    let built = build();
+fn swapped_signatures_are_named(s: TestStore) {
+    let built = build(s);
     let path = copy(&built, "swapped");
-    let conn = raw(&path);
-    let a = seq_of(&conn, "decision", 0);
-    let b = seq_of(&conn, "decision", 1);
-    conn.execute_batch(&format!(
+    let mut conn = path.raw();
+    let a = seq_of(&mut conn, "decision", 0);
+    let b = seq_of(&mut conn, "decision", 1);
+    conn.batch(&format!(
         "UPDATE audit_entries SET signature = (SELECT signature FROM audit_entries WHERE seq = {b})
              || '|' || signature WHERE seq = {a};
          UPDATE audit_entries SET signature = (SELECT substr(signature, instr(signature, '|') + 1)
              FROM audit_entries WHERE seq = {a}) WHERE seq = {b};
          UPDATE audit_entries SET signature = substr(signature, 1, instr(signature, '|') - 1)
              WHERE seq = {a};"
-    ))
-    .unwrap();
+    ));
     drop(conn);
     let report = check(&path, None);
     assert_names(&report, a, "swap signatures");
@@ -267,16 +260,13 @@ fn swapped_signatures_are_named() {
     );
 }
 
-#[test]
-fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint() {
-    let built = build();
+fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint(s: TestStore) {
+    let built = build(s);
     let older = copy(&built, "older");
-    let size: i64 = raw(&older)
-        .query_row("SELECT MAX(seq) FROM audit_entries", [], |r| r.get(0))
-        .unwrap();
+    let size = older.raw().int("SELECT MAX(seq) FROM audit_entries", &[]);
     // The store moves on; the operator exports a checkpoint and keeps it elsewhere.
     let newer_note = {
-        let store = open(&built.path);
+        let store = built.store.open();
         let t = team_keys(&store, &built.team.alice);
         decide(&store, "c-000007", Action::Reject, &t);
         store.checkpoint().unwrap().unwrap()
@@ -288,40 +278,24 @@ fn a_rolled_back_store_is_caught_by_a_newer_exported_checkpoint() {
     assert!(report.to_string().contains("rolled back"), "{report}");
 }
 
-/// Registers a fresh reviewer for later decisions on a built store.
-fn team_keys(store: &Store, approver: &cq::audit::NamedKey) -> cq::audit::NamedKey {
-    let dave = cq::audit::NamedKey::generate("dave").unwrap();
-    store
-        .add_reviewer(
-            "dave",
-            &dave.verifier_text(),
-            cq::store::Role::Reviewer,
-            Some(approver),
-        )
-        .unwrap();
-    dave
-}
-
-#[test]
-fn a_rewritten_entry_with_recomputed_hashes_is_caught_by_the_signed_checkpoints() {
-    let built = build();
+fn a_rewritten_entry_with_recomputed_hashes_is_caught_by_the_signed_checkpoints(s: TestStore) {
+    let built = build(s);
     let path = copy(&built, "rewritten");
-    let conn = raw(&path);
-    let target = seq_of(&conn, "verdict", 1);
+    let mut conn = path.raw();
+    let target = seq_of(&mut conn, "verdict", 1);
     let rows: Vec<(i64, String)> = conn
-        .prepare("SELECT seq, receipt_json FROM audit_entries WHERE seq >= ?1 ORDER BY seq")
-        .unwrap()
-        .query_map([target], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut prev: String = conn
-        .query_row(
-            "SELECT receipt_sha256 FROM audit_entries WHERE seq = ?1",
-            [target - 1],
-            |r| r.get(0),
+        .query(
+            "SELECT seq, receipt_json FROM audit_entries WHERE seq >= ?1 ORDER BY seq",
+            &[V::from(target)],
         )
-        .unwrap();
+        .into_iter()
+        .map(|r| (r[0].int(), r[1].text()))
+        .collect();
+    let mut prev = conn.query(
+        "SELECT receipt_sha256 FROM audit_entries WHERE seq = ?1",
+        &[V::from(target - 1)],
+    )[0][0]
+        .text();
     for (seq, body) in rows {
         let mut v = cq::json::parse(body.as_bytes(), &Default::default()).unwrap();
         if let cq::json::Value::Object(map) = &mut v {
@@ -336,9 +310,14 @@ fn a_rewritten_entry_with_recomputed_hashes_is_caught_by_the_signed_checkpoints(
         conn.execute(
             "UPDATE audit_entries SET receipt_json = ?1, receipt_sha256 = ?2, leaf_hash = ?3,
                  prev_hash = ?4 WHERE seq = ?5",
-            params![text, sha, leaf, prev, seq],
-        )
-        .unwrap();
+            &[
+                V::from(text),
+                V::from(sha.clone()),
+                V::from(leaf),
+                V::from(prev.clone()),
+                V::from(seq),
+            ],
+        );
         prev = sha;
     }
     drop(conn);
@@ -347,9 +326,8 @@ fn a_rewritten_entry_with_recomputed_hashes_is_caught_by_the_signed_checkpoints(
     assert_eq!(report.first_bad(), Some(target as u64), "{report}");
 }
 
-#[test]
-fn changed_table_rows_are_named_by_their_receipt() {
-    let built = build();
+fn changed_table_rows_are_named_by_their_receipt(s: TestStore) {
+    let built = build(s);
     let cases: [(&str, &str, &str); 8] = [
         ("decisions", "UPDATE decisions SET action = 'release' WHERE action = 'reject'", "decision"),
         ("status", "UPDATE compactions SET status = 'released' WHERE id = 'c-000005'", "verdict"),
@@ -362,18 +340,19 @@ fn changed_table_rows_are_named_by_their_receipt() {
     ];
     for (name, sql, kind) in cases {
         let path = copy(&built, name);
-        let conn = raw(&path);
+        let mut conn = path.raw();
         let expected = match name {
-            "status" => seq_of(&conn, "verdict", 5),
-            "request" => seq_of(&conn, "verdict", 1),
-            "report" => seq_of(&conn, "verdict", 3),
-            "reviewer" => seq_of(&conn, "reviewer", 2),
+            "status" => seq_of(&mut conn, "verdict", 5),
+            "request" => seq_of(&mut conn, "verdict", 1),
+            "report" => seq_of(&mut conn, "verdict", 3),
+            "reviewer" => seq_of(&mut conn, "reviewer", 2),
             "checkpoint" => 1,
-            "decisions" => seq_of(&conn, "decision", 1),
-            _ => seq_of(&conn, kind, 0),
+            "decisions" => seq_of(&mut conn, "decision", 1),
+            _ => seq_of(&mut conn, kind, 0),
         };
-        assert_eq!(conn.execute(sql, []).unwrap(), 1, "{name} changed nothing");
+        assert_eq!(conn.execute(sql, &[]), 1, "{name} changed nothing");
         drop(conn);
         assert_names(&check(&path, None), expected, name);
     }
+}
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use cq::json::{canonical_sha256, parse, Limits, Value};
-use cq::service::demo::{manifest, Expectation, Scenario, FILES};
+use cq::service::demo::{agents, manifest, Expectation, Scenario, FILES};
 use cq::store::{ListFilter, Mode, Store};
 
 fn demo(store: &Path) -> String {
@@ -103,10 +103,8 @@ fn every_scenario_gets_the_verdict_and_failures_it_promises() {
     let path = dir.path().join("demo.db");
     let first = demo(&path);
     let manifest = manifest().unwrap();
-    assert!(
-        first.contains(&format!("{} new", manifest.scenario.len())),
-        "{first}"
-    );
+    let total = manifest.scenario.len() + agents::manifest().unwrap().scenario.len();
+    assert!(first.contains(&format!("{total} new")), "{first}");
 
     let store = Store::open(&path, Mode::ReadOnly).unwrap();
     let mut problems = Vec::new();
@@ -195,7 +193,7 @@ fn every_scenario_gets_the_verdict_and_failures_it_promises() {
     assert!(again.contains("0 new"), "{again}");
     let store = Store::open(&path, Mode::ReadOnly).unwrap();
     assert_eq!(store.count(&ListFilter::default()).unwrap(), count);
-    assert_eq!(count, manifest.scenario.len() as u64);
+    assert_eq!(count, total as u64);
     assert_eq!(store.checkpoint().unwrap(), note);
     assert_eq!(store.reviewers().unwrap(), reviewers);
 }
@@ -332,4 +330,66 @@ fn the_demo_reviewers_can_decide() {
             ..
         }
     ));
+}
+
+/// The real-agent scenarios are what `cq import` makes of their transcripts: the same
+/// compactions (the same request digests), each session indexed to its compaction.
+#[test]
+fn the_real_agent_scenarios_are_what_cq_import_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let built = cq::service::demo::build(&dir.path().join("demo.db")).unwrap();
+    let imported_store = dir.path().join("imported.db");
+    let demo_store = Store::open(&dir.path().join("demo.db"), Mode::ReadOnly).unwrap();
+    for scenario in agents::manifest().unwrap().scenario {
+        let row = built
+            .rows
+            .iter()
+            .find(|r| r.scenario == scenario.name)
+            .unwrap();
+        let file = dir.path().join(format!("{}.jsonl", scenario.name));
+        std::fs::write(&file, scenario.transcript_text().unwrap()).unwrap();
+        Command::cargo_bin("cq")
+            .unwrap()
+            .args(["import", "claude-code"])
+            .arg(&file)
+            .arg("--store")
+            .arg(&imported_store)
+            .assert()
+            .success();
+        let store = Store::open(&imported_store, Mode::ReadOnly).unwrap();
+        assert!(
+            store.compaction(&row.compaction_id).unwrap().is_some(),
+            "{}: cq import made another compaction",
+            scenario.name
+        );
+        assert_eq!(
+            store
+                .session_compaction("claude-code", &scenario.session)
+                .unwrap(),
+            Some(row.compaction_id.clone())
+        );
+        assert_eq!(
+            demo_store
+                .session_compaction("claude-code", &scenario.session)
+                .unwrap(),
+            Some(row.compaction_id.clone())
+        );
+        if scenario.verdict == "QUARANTINED" {
+            assert_eq!(row.verdict, "QUARANTINED", "{}", scenario.name);
+        }
+    }
+}
+
+#[test]
+fn the_real_agent_scenarios_get_the_verdict_their_manifest_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let built = cq::service::demo::build(&dir.path().join("demo.db")).unwrap();
+    for scenario in agents::manifest().unwrap().scenario {
+        let row = built
+            .rows
+            .iter()
+            .find(|r| r.scenario == scenario.name)
+            .unwrap();
+        assert_eq!(row.verdict, scenario.verdict, "{}", scenario.name);
+    }
 }

@@ -92,3 +92,30 @@ fn ingest_reports_an_over_long_and_a_non_utf8_line_by_number() {
         "{err}"
     );
 }
+
+#[test]
+fn a_huge_pinned_pattern_or_id_is_quoted_as_an_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("assets/demo/01_clean_accepted.json").unwrap(),
+    )
+    .unwrap();
+    let huge = "a".repeat(990_000);
+    for pinned in [
+        serde_json::json!({"id": "PIN-X", "severity": "critical", "text": "t",
+                           "forbidden_patterns": [format!("({huge}")]}),
+        serde_json::json!({"id": "PIN-X", "severity": huge, "text": "t"}),
+        serde_json::json!({"id": format!("PIN-{huge}"), "severity": "critical", "text": "t",
+                           "forbidden_patterns": ["(x"]}),
+    ] {
+        let mut request = base.clone();
+        request["pinned_constraints"] = serde_json::json!([pinned]);
+        let path = dir.path().join("request.json");
+        std::fs::write(&path, request.to_string()).unwrap();
+        let out = cq(dir.path()).arg("check").arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.len() < 2_000, "{} bytes of stderr", err.len());
+        assert!(err.contains("more bytes"), "{err}");
+    }
+}

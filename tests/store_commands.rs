@@ -67,13 +67,26 @@ fn a_reviewer_works_through_the_store_commands() {
     let d = dir.path();
     let (db, key) = demo_store(d);
 
+    // 18 requests and the real-agent scenarios; 16 of the requests are quarantined, and
+    // the agent scenarios as the demo says.
+    let agents = cq::service::demo::agents::manifest().unwrap().scenario;
+    let total = 18 + agents.len();
     let listed = stdout(cq(d).args(["list", "--store", &db]));
     assert!(
-        listed.starts_with("ID ") && listed.contains("18 of 18 shown"),
+        listed.starts_with("ID ") && listed.contains(&format!("{total} of {total} shown")),
         "{listed}"
     );
+    let table = stdout(cq(d).args(["demo", "--no-tui", "--store", &db]));
+    let agents_quarantined = agents
+        .iter()
+        .filter(|a| {
+            table
+                .lines()
+                .any(|l| l.starts_with(&format!("{} ", a.name)) && l.contains("QUARANTINED"))
+        })
+        .count();
     let jsonl = stdout(cq(d).args(["list", "--status", "quarantined", "--json", "--store", &db]));
-    assert_eq!(jsonl.lines().count(), 16);
+    assert_eq!(jsonl.lines().count(), 16 + agents_quarantined);
     assert!(jsonl.lines().all(|l| l.starts_with("{\"anomaly_count\":")));
     let (code, _, err) = run(cq(d).args(["list", "--status", "maybe", "--store", &db]));
     assert_eq!(code, Some(2));
@@ -180,9 +193,11 @@ fn a_tampered_request_is_never_handed_to_the_runtime() {
     let d = dir.path();
     let (db, _) = demo_store(d);
     let accepted = stdout(cq(d).args(["list", "--status", "accepted", "--json", "--store", &db]));
+    // A request checked under the demo's `default` policy (not a real-agent scenario,
+    // which `cq status` renders under `prose`).
     let id = accepted
         .lines()
-        .next()
+        .find(|l| !l.contains("spotter-fum"))
         .and_then(|l| l.split("\"id\":\"").nth(1))
         .and_then(|rest| rest.split('"').next())
         .unwrap()

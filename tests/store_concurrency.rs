@@ -1,5 +1,9 @@
-//! Two processes make 100 decisions each on the same 100 items at the same time: every item
-//! is decided exactly once, and the only error either process sees is "already decided".
+//! The race: 8 processes, each an approver, make 200 decisions each on the same 100 items at
+//! the same time (every item twice, in an order of their own; half the items need two
+//! approvers). Every item is decided exactly once, the only refusals are "already decided"
+//! and "you already approved", the audit log is one gap-free sequence, verify passes, and the
+//! Merkle root recomputed from the receipts' bytes is the one the last checkpoint signs. On
+//! both backends: SQLite's file lock, PostgreSQL's advisory lock.
 //!
 //! The processes are this test binary re-run with `CQ_STORE_RACE_CHILD` set.
 
@@ -9,83 +13,125 @@
 mod fixtures;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
-use cq::audit::{verify, NamedKey};
-use cq::store::{Action, DecisionError, DecisionRequest, ListFilter, Role, Status};
+use cq::audit::merkle::{leaf_hash, Frontier};
+use cq::audit::rows::LogRows;
+use cq::audit::{verify, Checkpoint, NamedKey};
+use cq::store::{
+    Action, DecisionError, DecisionOutcome, DecisionRequest, ListFilter, Mode, OpenOptions, Role,
+    Status, Store,
+};
 use fixtures::*;
 
 const CHILD_ENV: &str = "CQ_STORE_RACE_CHILD";
+const PROCESSES: usize = 8;
 const ITEMS: usize = 100;
+const DECISIONS: usize = 200;
 
 fn item(i: usize) -> cq::store::NewCompaction {
-    quarantined(i, "QUARANTINED", "INSUFFICIENT_DATA/UNKNOWN")
+    if i % 2 == 0 {
+        quarantined(i, "QUARANTINED", "INSUFFICIENT_DATA/UNKNOWN")
+    } else {
+        quarantined(i, "QUARANTINED", "FAIL/FINDING")
+    }
 }
+
+/// What one child saw: decided, approved, already decided, already approved by itself.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally([usize; 4]);
 
 #[test]
 fn race_child() {
     let Ok(spec) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let (dir, name) = spec.split_once('|').unwrap();
-    let dir = Path::new(dir);
-    let store = open(&dir.join("s.db"));
-    let key = NamedKey::load(&dir.join(format!("{name}.key"))).unwrap();
-    let action = if name == "erin" {
-        Action::Release
-    } else {
-        Action::Reject
+    let parts: Vec<&str> = spec.splitn(4, '|').collect();
+    let (dir, n, signing, location) = (Path::new(parts[0]), parts[1], parts[2], parts[3]);
+    let n: usize = n.parse().unwrap();
+    let options = OpenOptions {
+        mode: Mode::ReadWrite,
+        store_key: None,
     };
-    let (mut won, mut lost) = (0, 0);
-    for i in 0..ITEMS {
+    let store =
+        Store::open_with_signing_key(Path::new(location), &options, Some(Path::new(signing)))
+            .unwrap();
+    let key = NamedKey::load(&dir.join(format!("r{n}.key"))).unwrap();
+    let mut tally = Tally::default();
+    // Every item twice, starting at a different item per process, some walking backwards.
+    let order: Vec<usize> = (0..DECISIONS)
+        .map(|k| {
+            let i = (k + n * 37) % ITEMS;
+            if n % 2 == 0 {
+                i
+            } else {
+                ITEMS - 1 - i
+            }
+        })
+        .collect();
+    for i in order {
         let req = DecisionRequest {
             compaction_id: item(i).compaction_id,
-            action,
+            action: if n % 3 == 2 && i % 2 == 0 {
+                Action::Reject
+            } else {
+                Action::Release
+            },
             reason: REASONS[0].into(),
-            note: format!("{name} decides"),
+            note: format!("r{n} decides"),
             seen_report_sha256: item(i).report.report_sha256,
         };
-        match store.decide(&req, &key, &rules()) {
-            Ok(_) => won += 1,
-            Err(DecisionError::AlreadyDecided { .. }) => lost += 1,
+        let slot = match store.decide(&req, &key, &rules()) {
+            Ok(DecisionOutcome::Decided { .. }) => 0,
+            Ok(DecisionOutcome::Approved { .. }) => 1,
+            Err(DecisionError::AlreadyDecided { .. }) => 2,
+            Err(DecisionError::SelfApproval { .. }) => 3,
             Err(e) => panic!("unexpected error: {e}"),
-        }
+        };
+        tally.0[slot] += 1;
     }
-    println!("RESULT {won} {lost}");
+    let [a, b, c, d] = tally.0;
+    println!("RESULT {a} {b} {c} {d}");
 }
 
-#[test]
-fn two_processes_deciding_the_same_items_decide_each_once() {
+both! {
+fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
     if std::env::var_os(CHILD_ENV).is_some() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.db");
     {
-        let store = open(&path);
-        for name in ["erin", "frank"] {
-            let key = NamedKey::generate(name).unwrap();
+        let store = s.open();
+        let mut first: Option<NamedKey> = None;
+        for n in 0..PROCESSES {
+            let key = NamedKey::generate(&format!("r{n}")).unwrap();
             store
-                .add_reviewer(name, &key.verifier_text(), Role::Reviewer, None)
+                .add_reviewer(&format!("r{n}"), &key.verifier_text(), Role::Approver, first.as_ref())
                 .unwrap();
-            key.save_new(&dir.path().join(format!("{name}.key")))
-                .unwrap();
+            key.save_new(&s.dir.path().join(format!("r{n}.key"))).unwrap();
+            first.get_or_insert(key);
         }
         let items: Vec<_> = (0..ITEMS).map(item).collect();
         store.record_batch(&items).unwrap();
     }
     let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = ["erin", "frank"]
-        .iter()
-        .map(|name| {
+    let children: Vec<_> = (0..PROCESSES)
+        .map(|n| {
+            let spec = format!(
+                "{}|{n}|{}|{}",
+                s.dir.path().display(),
+                s.key_path().display(),
+                s.location.display()
+            );
             Command::new(&exe)
                 .args(["race_child", "--exact", "--nocapture", "--test-threads=1"])
-                .env(CHILD_ENV, format!("{}|{name}", dir.path().display()))
-                .output_spawn()
+                .env(CHILD_ENV, spec)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
         })
         .collect();
-    let mut won = 0;
-    let mut lost = 0;
+    let mut total = Tally::default();
     for child in children {
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -99,44 +145,50 @@ fn two_processes_deciding_the_same_items_decide_each_once() {
             .lines()
             .find_map(|l| l.split("RESULT ").nth(1))
             .unwrap();
-        let (w, l) = line.split_once(' ').unwrap();
-        won += w.parse::<usize>().unwrap();
-        lost += l.parse::<usize>().unwrap();
+        for (slot, n) in line.split(' ').enumerate() {
+            total.0[slot] += n.parse::<usize>().unwrap();
+        }
     }
-    assert_eq!((won, lost), (ITEMS, ITEMS));
-    let store = open(&path);
-    let decided = [Status::Released, Status::Rejected].map(|s| {
+    let [decided, approved, already, own] = total.0;
+    eprintln!("{:?}: {decided} decided, {approved} approvals, {already} already decided, {own} own approvals refused", s.kind);
+    assert_eq!(decided, ITEMS, "every item decided exactly once");
+    assert_eq!(approved, ITEMS / 2, "one first approval per two-person item");
+    assert_eq!(decided + approved + already + own, PROCESSES * DECISIONS);
+    let store = s.open();
+    let decided_rows = [Status::Released, Status::Rejected].map(|st| {
         store
             .count(&ListFilter {
-                status: Some(s),
+                status: Some(st),
                 ..ListFilter::default()
             })
             .unwrap()
     });
-    assert_eq!(decided[0] + decided[1], ITEMS as u64);
+    assert_eq!(decided_rows[0] + decided_rows[1], ITEMS as u64);
     for i in 0..ITEMS {
         let c = store.compaction(&item(i).compaction_id).unwrap().unwrap();
         assert!(c.decision.is_some());
-        assert_eq!(
-            store.receipts_for(&c.summary.id).unwrap().len(),
-            2,
-            "verdict + one decision"
-        );
+        let kinds: Vec<String> = store
+            .receipts_for(&c.summary.id)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.kind)
+            .collect();
+        let decisions = kinds.iter().filter(|k| *k == "decision").count();
+        assert_eq!(decisions, 1, "{}: {kinds:?}", c.summary.id);
     }
     let report = verify(&store, None).unwrap();
     assert!(report.is_ok(), "{report}");
-}
-
-trait SpawnPiped {
-    fn output_spawn(&mut self) -> std::process::Child;
-}
-
-impl SpawnPiped for Command {
-    fn output_spawn(&mut self) -> std::process::Child {
-        use std::process::Stdio;
-        self.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+    // One linear, gap-free log whose root, recomputed here from the receipts' bytes, is the
+    // one the store's last checkpoint signs.
+    let entries = store.entries(0, usize::MAX).unwrap();
+    let mut frontier = Frontier::new();
+    for (n, e) in entries.iter().enumerate() {
+        assert_eq!(e.seq, n as u64 + 1, "the log has a gap");
+        frontier.push(leaf_hash(e.body.as_bytes()));
     }
+    let note = store.checkpoint().unwrap().unwrap();
+    let signed = Checkpoint::open(&note, store.origin(), store.public_key()).unwrap();
+    assert_eq!((signed.size, signed.root), (frontier.size(), frontier.root()));
+    assert_eq!(report.root, cq::audit::hex(&frontier.root()));
+}
 }

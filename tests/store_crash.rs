@@ -1,6 +1,7 @@
 //! A child process making decisions is killed with SIGKILL at random moments, 200 times.
 //! Afterwards the store opens, `audit::verify` passes (every decision, approval and status
-//! agrees with its receipt), and work resumed after each kill.
+//! agrees with its receipt), and work resumed after each kill. On both backends (on
+//! PostgreSQL the server rolls back the killed connection's transaction).
 //!
 //! The child is this test binary itself, re-run with `CQ_STORE_CRASH_CHILD` set so that only
 //! `crash_child` does anything. The random seed (kill timing, the child's choices) is printed;
@@ -16,7 +17,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cq::audit::{verify, NamedKey};
-use cq::store::{Action, DecisionError, DecisionRequest, ListFilter, SortKey, Status, Store};
+use cq::store::{
+    Action, DecisionError, DecisionRequest, ListFilter, Mode, OpenOptions, SortKey, Status, Store,
+};
 use fixtures::*;
 
 const CHILD_ENV: &str = "CQ_STORE_CRASH_CHILD";
@@ -54,11 +57,21 @@ impl Rng {
 
 #[test]
 fn crash_child() {
-    let Ok(dir) = std::env::var(CHILD_ENV) else {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let dir = Path::new(&dir);
-    let store = open(&dir.join("s.db"));
+    let mut parts = spec.splitn(3, '|');
+    let (dir, key, location) = (
+        Path::new(parts.next().unwrap()),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
+    let options = OpenOptions {
+        mode: Mode::ReadWrite,
+        store_key: None,
+    };
+    let store =
+        Store::open_with_signing_key(Path::new(location), &options, Some(Path::new(key))).unwrap();
     let load = |n: &str| NamedKey::load(&dir.join(format!("{n}.key"))).unwrap();
     let (alice, bob, carol) = (load("alice"), load("bob"), load("carol"));
     let rules = rules();
@@ -110,19 +123,23 @@ fn write_key(dir: &Path, key: &NamedKey) {
         .unwrap();
 }
 
-#[test]
-fn decisions_survive_sigkill_at_random_moments() {
+both! {
+fn decisions_survive_sigkill_at_random_moments(s: TestStore) {
     if std::env::var_os(CHILD_ENV).is_some() {
         return;
     }
     let started = Instant::now();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.db");
+    let spec = format!(
+        "{}|{}|{}",
+        s.dir.path().display(),
+        s.key_path().display(),
+        s.location.display()
+    );
     {
-        let store = open(&path);
+        let store = s.open();
         let team = team(&store);
         for key in [&team.alice, &team.bob, &team.carol] {
-            write_key(dir.path(), key);
+            write_key(s.dir.path(), key);
         }
         let items: Vec<_> = (0..600).filter(|i| i % 3 != 0).map(compaction).collect();
         store.record_batch(&items).unwrap();
@@ -134,7 +151,7 @@ fn decisions_survive_sigkill_at_random_moments() {
     for round in 0..ROUNDS {
         let mut child = Command::new(&exe)
             .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, dir.path())
+            .env(CHILD_ENV, &spec)
             .env(CHILD_SEED_ENV, (seed ^ round as u64).to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -151,7 +168,7 @@ fn decisions_survive_sigkill_at_random_moments() {
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
         if round == ROUNDS / 2 {
-            let store = Store::open(&path, cq::store::Mode::ReadOnly).unwrap();
+            let store = s.open_ro();
             let report = verify(&store, None).unwrap();
             assert!(
                 report.is_ok(),
@@ -160,7 +177,7 @@ fn decisions_survive_sigkill_at_random_moments() {
         }
     }
     let spawned = started.elapsed();
-    let store = open(&path);
+    let store = s.open();
     let report = verify(&store, None).unwrap();
     eprintln!(
         "kill rounds took {spawned:?}, final verify {:?}",
@@ -188,4 +205,5 @@ fn decisions_survive_sigkill_at_random_moments() {
         report.entries,
         started.elapsed()
     );
+}
 }

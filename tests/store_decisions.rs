@@ -1,4 +1,5 @@
-//! Recording, paging, decisions and the two-person rule, end to end through the public API.
+//! Recording, paging, decisions and the two-person rule, end to end through the public API, on
+//! both backends.
 
 #![allow(clippy::unwrap_used)]
 
@@ -24,10 +25,9 @@ fn request(store: &Store, id: &str, action: Action) -> DecisionRequest {
     }
 }
 
-#[test]
-fn records_deduplicate_by_request_digest_and_check_digests() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(&dir.path().join("s.db"));
+both! {
+fn records_deduplicate_by_request_digest_and_check_digests(s: TestStore) {
+    let store = s.open();
     let first = store.record_verdict(&compaction(1)).unwrap();
     assert!(matches!(first, Recorded::New { receipt_seq: 1, .. }));
     let mut again = compaction(1);
@@ -53,10 +53,8 @@ fn records_deduplicate_by_request_digest_and_check_digests() {
     assert!(report.is_ok(), "{report}");
 }
 
-#[test]
-fn the_queue_pages_filters_and_sorts() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(&dir.path().join("s.db"));
+fn the_queue_pages_filters_and_sorts(s: TestStore) {
+    let store = s.open();
     let items: Vec<_> = (0..300).map(compaction).collect();
     store.record_batch(&items).unwrap();
     let quarantined = ListFilter {
@@ -95,10 +93,8 @@ fn the_queue_pages_filters_and_sorts() {
         .is_none());
 }
 
-#[test]
-fn decisions_follow_the_rules() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(&dir.path().join("s.db"));
+fn decisions_follow_the_rules(s: TestStore) {
+    let store = s.open();
     let team = team(&store);
     let rules = rules();
     for i in 0..9 {
@@ -230,17 +226,14 @@ fn decisions_follow_the_rules() {
     assert!(report.signatures >= 6);
 }
 
-#[test]
-fn a_read_only_store_refuses_every_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.db");
+fn a_read_only_store_refuses_every_write(s: TestStore) {
     let team = {
-        let store = open(&path);
+        let store = s.open();
         let team = team(&store);
         store.record_verdict(&compaction(1)).unwrap();
         team
     };
-    let store = Store::open(&path, Mode::ReadOnly).unwrap();
+    let store = s.open_ro();
     let r = store.decide(
         &request(&store, "c-000001", Action::Release),
         &team.carol,
@@ -266,35 +259,30 @@ fn a_read_only_store_refuses_every_write() {
     assert_eq!(store.count(&ListFilter::default()).unwrap(), 1);
 }
 
-#[test]
-fn a_missing_store_is_not_created_read_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = Store::open(&dir.path().join("none.db"), Mode::ReadOnly);
-    assert!(matches!(r, Err(StoreError::Missing(_))));
+fn a_missing_store_is_not_created_read_only(s: TestStore) {
+    let r = s.try_open(Mode::ReadOnly);
+    assert!(matches!(r, Err(StoreError::Missing(_))), "{r:?}");
+    if s.kind == Kind::Sqlite {
+        assert!(!s.location.exists(), "nothing created");
+    }
 }
 
-#[test]
-fn the_store_key_is_private_and_stable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.db");
-    let origin = open(&path).origin().to_owned();
-    assert_eq!(open(&path).origin(), origin);
+fn the_store_key_is_private_and_stable(s: TestStore) {
+    let origin = s.open().origin().to_owned();
+    assert_eq!(s.open().origin(), origin);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let key = cq::store::store_key_path(&path);
         assert_eq!(
-            std::fs::metadata(key).unwrap().permissions().mode() & 0o777,
+            std::fs::metadata(s.key_path()).unwrap().permissions().mode() & 0o777,
             0o600
         );
     }
 }
 
-#[test]
-fn filter_terms_pending_approvals_and_severity() {
+fn filter_terms_pending_approvals_and_severity(s: TestStore) {
     use cq::store::{ListTerm, TermField};
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(&dir.path().join("s.db"));
+    let store = s.open();
     let team = team(&store);
     store
         .record_batch(&(0..30).map(compaction).collect::<Vec<_>>())
@@ -366,4 +354,5 @@ fn filter_terms_pending_approvals_and_severity() {
     assert!(last.signature.is_some());
     assert_eq!(store.receipt(last.seq).unwrap().as_ref(), Some(last));
     assert!(store.receipt(100_000).unwrap().is_none());
+}
 }

@@ -1,13 +1,12 @@
-//! Migrations: a store is created from an empty file, and a store written at every earlier
-//! schema version (with data in it) upgrades to the current one, keeps its data, ends with
-//! exactly the schema of a fresh store, and still verifies and accepts new receipts.
+//! Migrations, on both backends: a store is created from an empty file (an empty schema), and
+//! a store written at every earlier schema version (with data in it) upgrades to the current
+//! one, keeps its data, ends with exactly the schema of a fresh store, and still verifies and
+//! accepts new receipts.
 
 #![allow(clippy::unwrap_used)]
 
 #[path = "store_fixtures/fixtures.rs"]
 mod fixtures;
-
-use std::path::Path;
 
 use cq::audit::verify;
 use cq::store::schema::SCHEMA_VERSION;
@@ -29,15 +28,15 @@ const ADDED: &[&str] = &[
      ALTER TABLE reviewers DROP COLUMN authorized_by;",
 ];
 
-fn schema_of(path: &Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    let mut st = conn
-        .prepare("SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master ORDER BY type, name")
-        .unwrap();
-    st.query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+/// [`ADDED`] in PostgreSQL's dialect where it differs.
+fn added(kind: Kind, step: &str) -> String {
+    match kind {
+        Kind::Sqlite => step.to_owned(),
+        Kind::Postgres => step.replace(
+            "CREATE TABLE audit_frontier (height INTEGER PRIMARY KEY, hash TEXT NOT NULL) STRICT;",
+            "CREATE TABLE audit_frontier (height BIGINT PRIMARY KEY, hash TEXT COLLATE \"C\" NOT NULL);",
+        ),
+    }
 }
 
 fn populate(store: &Store) {
@@ -66,48 +65,44 @@ fn adds_what_each_migration_added() {
     assert_eq!(ADDED.len() as i64, SCHEMA_VERSION);
 }
 
-#[test]
-fn a_store_is_created_from_an_empty_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("empty.db");
-    std::fs::write(&path, b"").unwrap();
-    let store = Store::open(&path, Mode::ReadWrite).unwrap();
+both! {
+fn a_store_is_created_from_an_empty_file(s: TestStore) {
+    if s.kind == Kind::Sqlite {
+        std::fs::write(&s.location, b"").unwrap();
+    }
+    let store = s.open();
     populate(&store);
     assert!(verify(&store, None).unwrap().is_ok());
-    let version: i64 = rusqlite::Connection::open(&path)
-        .unwrap()
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(s.version(), SCHEMA_VERSION);
 }
 
-#[test]
-fn a_store_of_every_earlier_version_upgrades_with_its_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let fresh = dir.path().join("fresh.db");
-    drop(open(&fresh));
-    let expected = schema_of(&fresh);
+fn a_store_of_every_earlier_version_upgrades_with_its_data(s: TestStore) {
+    drop(s.open());
+    let expected = s.schema();
     for version in 1..SCHEMA_VERSION {
-        let path = dir.path().join(format!("v{version}.db"));
+        let old = TestStore::new(s.kind, "an_earlier_version").unwrap();
         {
-            let store = open(&path);
+            let store = old.open();
             populate(&store);
         }
-        let conn = raw(&path);
+        let mut conn = old.raw();
         for step in ADDED[version as usize..].iter().rev() {
-            conn.execute_batch(step).unwrap();
+            conn.batch(&added(s.kind, step));
         }
-        conn.pragma_update(None, "user_version", version).unwrap();
         drop(conn);
+        old.set_version(version);
         // Read-only, an old store is refused with advice; read-write, it is upgraded.
-        let old = Store::open(&path, Mode::ReadOnly);
-        assert!(matches!(old, Err(StoreError::OlderSchema { found, .. }) if found == version));
-        let store = open(&path);
-        assert_eq!(schema_of(&path), expected, "from version {version}");
+        let refused = old.try_open(Mode::ReadOnly);
+        assert!(
+            matches!(refused, Err(StoreError::OlderSchema { found, .. }) if found == version),
+            "{refused:?}"
+        );
+        let store = old.open();
+        assert_eq!(old.schema(), expected, "from version {version}");
         assert_eq!(store.count(&ListFilter::default()).unwrap(), 30);
         let report = verify(&store, None).unwrap();
         assert!(report.is_ok(), "from version {version}: {report}");
-        // The rebuilt frontier keeps the log appendable and checkpoints consistent.
+        // The rebuilt tree keeps the log appendable and checkpoints consistent.
         store.record_verdict(&compaction(100)).unwrap();
         let report = verify(&store, None).unwrap();
         assert!(
@@ -117,16 +112,12 @@ fn a_store_of_every_earlier_version_upgrades_with_its_data() {
     }
 }
 
-#[test]
-fn a_newer_store_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("new.db");
-    drop(open(&path));
-    raw(&path)
-        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-        .unwrap();
+fn a_newer_store_is_refused(s: TestStore) {
+    drop(s.open());
+    s.set_version(SCHEMA_VERSION + 1);
     for mode in [Mode::ReadWrite, Mode::ReadOnly] {
-        let r = Store::open(&path, mode);
-        assert!(matches!(r, Err(StoreError::NewerSchema { .. })), "{mode:?}");
+        let r = s.try_open(mode);
+        assert!(matches!(r, Err(StoreError::NewerSchema { .. })), "{mode:?}: {r:?}");
     }
+}
 }

@@ -64,10 +64,9 @@ pub fn run(args: &CheckArgs, out: &mut Output) -> anyhow::Result<Exit> {
                 Some(path) => path.clone(),
                 None => crate::store::default_store_path()?,
             };
-            Some(
-                Store::open(&path, Mode::ReadWrite)
-                    .with_context(|| format!("while opening the store \"{}\"", path.display()))?,
-            )
+            Some(Store::open(&path, Mode::ReadWrite).with_context(|| {
+                format!("while opening the store \"{}\"", crate::store::shown(&path))
+            })?)
         }
         None => None,
     };

@@ -37,6 +37,7 @@ pub fn run(args: &DemoArgs, out: &mut Output) -> anyhow::Result<Option<ReviewArg
         store: StoreArgs {
             store: Some(path.clone()),
             store_key: None,
+            store_signing_key: None,
         },
         readonly: false,
         config: None,

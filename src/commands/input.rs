@@ -11,24 +11,54 @@ use anyhow::Context;
 /// `max_bytes` arrive.
 pub fn read(path: Option<&PathBuf>, max_bytes: usize) -> anyhow::Result<Vec<u8>> {
     let name = name(path);
-    let mut bytes = Vec::new();
-    let limit = u64::try_from(max_bytes)
-        .unwrap_or(u64::MAX)
-        .saturating_add(1);
-    match path.filter(|p| p.as_os_str() != "-") {
+    let limit = max_bytes.saturating_add(1);
+    let bytes = match path.filter(|p| p.as_os_str() != "-") {
         Some(path) => std::fs::File::open(path)
-            .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+            .and_then(|f| {
+                let hint = f.metadata().map_or(0, |m| m.len());
+                read_capped(f, limit, usize::try_from(hint).unwrap_or(usize::MAX))
+            })
             .with_context(|| format!("while reading {name}"))?,
-        None => std::io::stdin()
-            .lock()
-            .take(limit)
-            .read_to_end(&mut bytes)
+        None => read_capped(std::io::stdin().lock(), limit, 0)
             .context("while reading standard input")?,
     };
     if bytes.len() > max_bytes {
         anyhow::bail!(
             "{name} is larger than {max_bytes} bytes, the most cq reads: refused without reading the rest"
         );
+    }
+    Ok(bytes)
+}
+
+/// At most `limit` bytes of `reader`. The buffer never grows past `limit`: refusing an input one
+/// byte over the cap costs the cap, not the doubled buffer `read_to_end` would allocate and copy
+/// into on the way. Capacity beyond `hint` is address space only; pages are touched as bytes
+/// arrive, a chunk at a time.
+fn read_capped(reader: impl Read, limit: usize, hint: usize) -> std::io::Result<Vec<u8>> {
+    const CHUNK: usize = 1 << 20;
+    let first = if hint == 0 {
+        CHUNK
+    } else {
+        hint.saturating_add(1)
+    };
+    let mut bytes = Vec::with_capacity(first.min(limit));
+    let mut reader = reader.take(u64::try_from(limit).unwrap_or(u64::MAX));
+    while bytes.len() < limit {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve_exact(limit - bytes.len());
+        }
+        let start = bytes.len();
+        bytes.resize(start.saturating_add(CHUNK).min(bytes.capacity()), 0);
+        let read = loop {
+            match reader.read(bytes.get_mut(start..).unwrap_or_default()) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        bytes.truncate(start + *read.as_ref().unwrap_or(&0));
+        if read? == 0 {
+            break;
+        }
     }
     Ok(bytes)
 }
@@ -75,6 +105,11 @@ pub fn read_line(
         };
         total += part.len() as u64;
         if buf.len() + part.len() <= max_bytes {
+            if buf.capacity() < buf.len() + part.len() {
+                // Straight to the cap (address space; pages are touched as bytes arrive), so
+                // a long line is never copied into a doubled buffer on its way to the cap.
+                buf.reserve_exact(max_bytes - buf.len());
+            }
             buf.extend_from_slice(part);
         }
         let used = done.unwrap_or(chunk.len());
@@ -96,6 +131,48 @@ pub fn read_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capped_read_stops_at_the_cap_and_never_holds_more() {
+        let text = vec![7u8; 3 * (1 << 20) + 5];
+        for (limit, hint) in [
+            (10, 0),
+            (1 << 20, 0),
+            (3 << 20, 0),
+            (5 << 20, 0),
+            (100, 5000),
+        ] {
+            let bytes = read_capped(text.as_slice(), limit, hint).unwrap();
+            assert_eq!(bytes.len(), limit.min(text.len()), "limit {limit}");
+            assert!(
+                bytes.capacity() <= limit,
+                "limit {limit}: capacity {}",
+                bytes.capacity()
+            );
+            assert!(bytes.iter().all(|&b| b == 7));
+        }
+        assert!(read_capped(&b""[..], 10, 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_capped_read_retries_an_interrupted_read_and_reports_a_failed_one() {
+        struct Flaky(u8);
+        impl Read for Flaky {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.0 += 1;
+                match self.0 {
+                    1 => Err(std::io::ErrorKind::Interrupted.into()),
+                    2 => {
+                        buf[..3].copy_from_slice(b"abc");
+                        Ok(3)
+                    }
+                    _ => Err(std::io::Error::other("disk gone")),
+                }
+            }
+        }
+        let err = read_capped(Flaky(0), 100, 0).unwrap_err();
+        assert_eq!(err.to_string(), "disk gone");
+    }
 
     #[test]
     fn long_lines_are_skipped_without_being_kept() {

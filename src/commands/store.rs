@@ -1,5 +1,5 @@
-//! Opening the store a command names: `--store DB`, else `CQ_STORE`, else the user's default
-//! store, with the path in every error.
+//! Opening the store a command names: `--store DB|URL`, else `CQ_STORE`, else the user's
+//! default store, with the location in every error (a URL's password masked).
 
 use std::path::PathBuf;
 
@@ -23,6 +23,6 @@ pub fn open(args: &StoreArgs, mode: Mode) -> anyhow::Result<Store> {
         mode,
         store_key: args.store_key.clone(),
     };
-    Store::open_with(&path, &options)
-        .with_context(|| format!("while opening the store \"{}\"", path.display()))
+    Store::open_with_signing_key(&path, &options, args.store_signing_key.as_deref())
+        .with_context(|| format!("while opening the store \"{}\"", store::shown(&path)))
 }

@@ -39,6 +39,8 @@ pub struct CheckContext<'a> {
     pub authority: &'a AuthorityChecker,
     pub pinned: &'a PinnedManifest,
     pub registry_cache: Option<&'a RegistryCache>,
+    /// The policy's prose rules when it is in prose mode (see [`super::prose`]).
+    pub prose: Option<&'a super::prose::ProseRules>,
 }
 
 /// The checks' results and what passing ones produced.
@@ -51,9 +53,29 @@ pub struct Evaluation {
     pub compacted: Option<CompactedContext>,
     pub consistency: Option<ConsistencyReceipt>,
     pub scan: Option<SecretScanReceipt>,
+    /// Prose mode: the digest of every constraint re-injected into the trusted instruction.
+    pub reinjection_sha256: Option<String>,
 }
 
 impl Evaluation {
+    /// No result yet; the request's model revision redacted, and the secrets found in it.
+    pub(crate) fn start(cx: &CheckContext<'_>) -> (Evaluation, Vec<LeafFinding>) {
+        let revision = &cx.request.model_revision;
+        let revision_leaks = cx
+            .leaf_scanner
+            .scan_field("summarizer.model_revision", revision);
+        let ev = Evaluation {
+            checks: Vec::new(),
+            model_revision: redact(revision, &revision_leaks, MAX_ERROR_CHARS),
+            compacted_output_sha256: None,
+            compacted: None,
+            consistency: None,
+            scan: None,
+            reinjection_sha256: None,
+        };
+        (ev, revision_leaks)
+    }
+
     /// The first check that did not pass, in order.
     pub fn first_failure(&self) -> Option<&CheckResult> {
         self.checks.iter().find(|c| !c.passed())
@@ -87,18 +109,7 @@ const MAX_ERROR_CHARS: usize = 500;
 pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evaluation {
     let mut checks = Vec::with_capacity(8);
     // The model revision is summarizer-side text the report quotes: scanned like the output.
-    let revision = &cx.request.model_revision;
-    let revision_leaks = cx
-        .leaf_scanner
-        .scan_field("summarizer.model_revision", revision);
-    let mut ev = Evaluation {
-        checks: Vec::new(),
-        model_revision: redact(revision, &revision_leaks, MAX_ERROR_CHARS),
-        compacted_output_sha256: None,
-        compacted: None,
-        consistency: None,
-        scan: None,
-    };
+    let (mut ev, revision_leaks) = Evaluation::start(cx);
     let raw = match &cx.request.summarizer {
         SummarizerOutput::Raw(raw) => {
             checks.push(CheckResult::pass(
@@ -108,17 +119,9 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
             raw
         }
         SummarizerOutput::Failed(why) => {
-            let mut leaks = cx.leaf_scanner.scan_field("summarizer.error", why);
-            checks.push(CheckResult::error(
-                "summarizer",
-                "summarizer_failed",
-                format!(
-                    "the summarizer failed: {}",
-                    redact(why, &leaks, MAX_ERROR_CHARS)
-                ),
-            ));
+            let (failed, leaks) = summarizer_failed(cx, why, revision_leaks);
+            checks.push(failed);
             checks.push(CheckResult::not_run("schema", "no summarizer output"));
-            leaks.extend(revision_leaks);
             checks.extend(AFTER_SCHEMA.iter().map(|c| {
                 if *c == "secrets" && !leaks.is_empty() {
                     leak_result(&leaks, "in the summarizer's error or model revision")
@@ -210,6 +213,26 @@ pub fn evaluate(cx: &CheckContext<'_>, evidence: &mut dyn EvidenceSink) -> Evalu
     ev
 }
 
+/// The failing summarizer check for `why`, and every secret found in it and the model
+/// revision (`revision_leaks`), which the secrets check still reports.
+pub(crate) fn summarizer_failed(
+    cx: &CheckContext<'_>,
+    why: &str,
+    revision_leaks: Vec<LeafFinding>,
+) -> (CheckResult, Vec<LeafFinding>) {
+    let mut leaks = cx.leaf_scanner.scan_field("summarizer.error", why);
+    let failed = CheckResult::error(
+        "summarizer",
+        "summarizer_failed",
+        format!(
+            "the summarizer failed: {}",
+            redact(why, &leaks, MAX_ERROR_CHARS)
+        ),
+    );
+    leaks.extend(revision_leaks);
+    (failed, leaks)
+}
+
 /// After a schema failure nothing else can run, but a secret in the raw output is still
 /// worth showing, so the secrets check reports what a leaf scan finds.
 fn not_run_after_schema(leaks: Vec<LeafFinding>) -> Vec<CheckResult> {
@@ -226,7 +249,7 @@ fn not_run_after_schema(leaks: Vec<LeafFinding>) -> Vec<CheckResult> {
 }
 
 /// A failing secrets check for `leaks` found `where`.
-fn leak_result(leaks: &[LeafFinding], place: &str) -> CheckResult {
+pub(crate) fn leak_result(leaks: &[LeafFinding], place: &str) -> CheckResult {
     let detail = format!("{} secret finding(s) {place}", leaks.len());
     CheckResult::fail("secrets", "secret_found", detail)
         .with_findings(leaks.iter().cloned().map(secret_finding).collect())
@@ -243,7 +266,7 @@ fn scan_leaves(scanner: &dyn LeafScanner, value: &Value, path: String, out: &mut
     });
 }
 
-fn min_length(compacted: &CompactedContext, min: i64) -> CheckResult {
+pub(crate) fn min_length(compacted: &CompactedContext, min: i64) -> CheckResult {
     let length = compacted.summary_text.chars().count();
     if (length as i64) < min {
         let message =
@@ -349,6 +372,7 @@ fn consistency(
                 verification_status: r.verification_status.clone(),
                 bounded_rule_id: r.bounded_rule_id.clone(),
                 evidence_sha256: r.evidence_sha256.clone(),
+                origin: String::new(),
             })
             .collect();
         findings.extend(v.matches.iter().map(|m| Finding {
@@ -434,7 +458,7 @@ fn consistency(
     (result, outcome_result.ok())
 }
 
-fn secrets(
+pub(crate) fn secrets(
     cx: &CheckContext<'_>,
     compacted: &CompactedContext,
     mut leaks: Vec<LeafFinding>,
@@ -523,6 +547,7 @@ fn pinned(manifest: &PinnedManifest, summary: &str) -> CheckResult {
                 verification_status: if conflict { "CONFLICT" } else { "PRESERVED" }.into(),
                 bounded_rule_id: "pinned-verbatim-v1".into(),
                 evidence_sha256: p.record_sha256.clone(),
+                origin: String::new(),
             }
         })
         .collect();

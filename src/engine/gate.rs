@@ -6,6 +6,7 @@
 //! ([`super::context`]).
 
 use crate::json::{canonical_str, object, sha256_hex, Limits, Value};
+use crate::policy::Mode;
 
 use super::authority::AuthorityChecker;
 use super::checks::{self, digest_or_empty, CheckContext, Evaluation};
@@ -50,6 +51,10 @@ pub trait PolicySource {
         policy_sha256: &str,
     ) -> Result<RecordSet, String>;
     fn default_pinned(&self) -> Vec<crate::policy::PinnedConstraint>;
+    /// The compiled prose rules when the policy is in prose mode; `None` is strict mode.
+    fn prose_rules(&self) -> Option<&super::prose::ProseRules> {
+        None
+    }
 }
 
 /// Where the seed-format acceptance and fallback events go; each is read back and compared.
@@ -128,7 +133,12 @@ impl Gate<'_> {
             Some(messages) => messages,
             None => self.fall_back(request, &prepared, audit, &mut audit_events)?,
         };
-        let report = build_report(request, &prepared, &evaluation, accepted, &messages)
+        let mode = if self.policy.prose_rules().is_some() {
+            Mode::Prose
+        } else {
+            Mode::Strict
+        };
+        let report = build_report(request, &prepared, &evaluation, accepted, &messages, mode)
             .seal()
             .map_err(|e| Refusal::ReportFailed(e.to_string()))?;
         Ok(GateOutcome {
@@ -188,8 +198,12 @@ impl Gate<'_> {
             authority: self.authority,
             pinned: &p.pinned,
             registry_cache: self.registry_cache,
+            prose: self.policy.prose_rules(),
         };
-        checks::evaluate(&cx, evidence)
+        match cx.prose {
+            Some(rules) => super::prose::evaluate(&cx, rules, evidence),
+            None => checks::evaluate(&cx, evidence),
+        }
     }
 
     /// The trusted context of `request` followed by `body`.
@@ -223,28 +237,43 @@ impl Gate<'_> {
         if evaluation.first_failure().is_some() {
             return Ok(None);
         }
-        let (Some(output_sha256), Some(compacted), Some(consistency), Some(scan)) = (
+        let (Some(output_sha256), Some(compacted), Some(scan)) = (
             &evaluation.compacted_output_sha256,
             &evaluation.compacted,
-            &evaluation.consistency,
             &evaluation.scan,
         ) else {
             return Ok(None);
         };
+        // Strict mode names the consistency receipt; prose mode, which verified nothing, the
+        // digest of what it re-injected.
+        let (schema, receipt) = match (&evaluation.reinjection_sha256, &evaluation.consistency) {
+            (Some(reinjected), _) => (
+                "cq.context-compaction-acceptance.prose.v1",
+                ("reinjection_receipt_sha256", reinjected.clone()),
+            ),
+            (None, Some(consistency)) => (
+                "aidefend.context-compaction-acceptance.v1",
+                (
+                    "consistency_receipt_sha256",
+                    consistency.receipt_sha256.clone(),
+                ),
+            ),
+            (None, None) => return Ok(None),
+        };
         let messages = self.context(request, p, Body::Summary(&compacted.summary_text))?;
-        let mut fields = identity(request, p, "aidefend.context-compaction-acceptance.v1");
+        let mut fields = identity(request, p, schema);
         fields.extend([
             ("compacted_output_sha256", Value::from(output_sha256)),
-            (
-                "consistency_receipt_sha256",
-                Value::from(&consistency.receipt_sha256),
-            ),
+            (receipt.0, Value::from(receipt.1)),
             (
                 "secret_scan_receipt_sha256",
                 Value::from(&scan.receipt_sha256),
             ),
             ("outcome", Value::from("ACCEPTED")),
         ]);
+        if evaluation.reinjection_sha256.is_some() {
+            fields.push(("mode", Value::from("prose")));
+        }
         let event = object(fields);
         events.push(event.clone());
         match append_and_read_back(audit, &event) {
@@ -315,6 +344,7 @@ fn build_report(
     evaluation: &Evaluation,
     accepted: bool,
     messages: &[ContextMessage],
+    mode: Mode,
 ) -> Report {
     let request_sha256 = sha256_hex(request.canonical().as_bytes());
     let (verdict, outcome, finding_status) = if accepted {
@@ -358,5 +388,6 @@ fn build_report(
         secret_scan_receipt_sha256: evaluation.scan.as_ref().map(|s| s.receipt_sha256.clone()),
         context_sha256: digest_or_empty(&context),
         checks: evaluation.checks.clone(),
+        mode,
     }
 }

@@ -11,6 +11,26 @@ use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Value}
 use crate::policy::{check_pinned, PinnedConstraint};
 
 use super::words::SplitView;
+use crate::sanitize::excerpt;
+
+/// Why a forbidden pattern does not compile, quoting at most an excerpt of it: the regex
+/// crate's own message repeats the whole pattern, which a request may have made megabytes long.
+fn pattern_error(id: &str, pattern: &str, error: &regex::Error) -> String {
+    let why = match error {
+        regex::Error::Syntax(text) => text
+            .lines()
+            .find_map(|l| l.strip_prefix("error: "))
+            .unwrap_or("a syntax error")
+            .to_owned(),
+        other => other.to_string(),
+    };
+    format!(
+        "pinned constraint \"{}\": forbidden pattern \"{}\" does not compile: {}",
+        excerpt(id, 80),
+        excerpt(pattern, 80),
+        excerpt(&why, 200)
+    )
+}
 
 /// A pinned constraint whose forbidden patterns were compiled.
 #[derive(Debug, Clone)]
@@ -49,7 +69,7 @@ impl PinnedManifest {
             if constraints.iter().any(|p| p.constraint.id == constraint.id) {
                 return Err(format!(
                     "pinned constraint id \"{}\" appears twice",
-                    constraint.id
+                    excerpt(&constraint.id, 80)
                 ));
             }
             let patterns = constraint
@@ -60,7 +80,7 @@ impl PinnedManifest {
                         .case_insensitive(true)
                         .size_limit(1 << 20)
                         .build()
-                        .map_err(|e| format!("pinned constraint \"{}\": forbidden pattern {pattern:?} does not compile: {e}", constraint.id))
+                        .map_err(|e| pattern_error(&constraint.id, pattern, &e))
                 })
                 .collect::<Result<_, _>>()?;
             let record_sha256 = sha256_hex(canonical_object(&mut constraint.fields()).as_bytes());
@@ -145,6 +165,27 @@ impl PinnedManifest {
                         span,
                     });
                 }
+            }
+        }
+        out
+    }
+
+    /// Every match of every forbidden pattern in `text`, in constraint order (prose mode
+    /// decides which of them the summary proposes).
+    pub fn conflicts_all(&self, text: &str) -> Vec<PinnedConflict> {
+        let mut out = Vec::new();
+        for pinned in &self.constraints {
+            let patterns = pinned
+                .constraint
+                .forbidden_patterns
+                .iter()
+                .zip(&pinned.patterns);
+            for (pattern, regex) in patterns {
+                out.extend(regex.find_iter(text).map(|m| PinnedConflict {
+                    constraint_id: pinned.constraint.id.clone(),
+                    pattern: pattern.clone(),
+                    span: m.range(),
+                }));
             }
         }
         out

@@ -6,7 +6,7 @@
 //! only the policy and the pinned manifest; nothing the summarizer wrote can reach it.
 
 use crate::json::{self, Limits, Value};
-use crate::policy::{PinnedConstraint, Policy};
+use crate::policy::{Mode, PinnedConstraint, Policy};
 
 use super::authority::AuthorityChecker;
 use super::clause::ClosedClauseVerifier;
@@ -14,6 +14,7 @@ use super::consistency::{MemoryEvidence, RegistryCache};
 use super::context::{trusted_context, Body, ContextMessage, RenderInput};
 use super::gate::{AuditSink, CompactionPolicy, Gate, GateOutcome, PolicySource};
 use super::pinned::PinnedManifest;
+use super::prose::ProseRules;
 use super::registry::{ConstraintRecord, RecordKind, RecordSet};
 use super::secret_scan::{ExactSecretScanner, LeafScanner, ScanBackend, VerifiedScanPolicy};
 use super::{GateRequest, Refusal};
@@ -36,6 +37,8 @@ pub struct PolicyEngine {
     pub scan_policy: VerifiedScanPolicy,
     /// This policy's registries once verified, so later calls skip re-hashing them.
     pub registry_cache: RegistryCache,
+    /// The compiled prose rules, when the policy is in prose mode.
+    pub prose: Option<ProseRules>,
 }
 
 fn record_set(
@@ -72,6 +75,12 @@ impl PolicyEngine {
             ClosedClauseVerifier::new(&policy.grammar, &policy.verifier_artifact_sha256())
                 .map_err(|e| fail(e.to_string()))?;
         let authority = AuthorityChecker::new(&policy.authority).map_err(fail)?;
+        let prose = match (&policy.prose, policy.compaction.mode) {
+            (Some(prose), Mode::Prose) => {
+                Some(ProseRules::new(prose, &policy.authority).map_err(fail)?)
+            }
+            _ => None,
+        };
         let scan = &policy.scan;
         let scan_policy = VerifiedScanPolicy {
             policy_version: scan.policy_version.clone(),
@@ -97,6 +106,7 @@ impl PolicyEngine {
             scan_policy,
             policy,
             registry_cache: RegistryCache::default(),
+            prose,
         })
     }
 
@@ -242,5 +252,9 @@ impl PolicySource for PolicyEngine {
 
     fn default_pinned(&self) -> Vec<PinnedConstraint> {
         self.policy.pinned.clone()
+    }
+
+    fn prose_rules(&self) -> Option<&ProseRules> {
+        self.prose.as_ref()
     }
 }

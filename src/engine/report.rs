@@ -4,6 +4,7 @@
 //! It carries digests, rule ids, field paths and spans, never a matched secret.
 
 use crate::json::{self, object, sha256_hex, CanonicalError, Value};
+use crate::policy::Mode;
 
 pub use super::verdict::{CheckStatus as Status, FindingStatus, Outcome, Verdict, VerdictClass};
 
@@ -49,11 +50,14 @@ pub struct ConstraintRow {
     pub verification_status: String,
     pub bounded_rule_id: String,
     pub evidence_sha256: String,
+    /// Where a re-injected constraint came from (`policy`, `project file`, `user turn …`);
+    /// empty, and left out of the report, in strict mode.
+    pub origin: String,
 }
 
 impl ConstraintRow {
     fn to_value(&self) -> Value {
-        object([
+        let mut fields = vec![
             ("constraint_type", Value::from(&self.constraint_type)),
             ("constraint_id", Value::from(&self.constraint_id)),
             ("claim_status", Value::from(&self.claim_status)),
@@ -63,7 +67,11 @@ impl ConstraintRow {
             ),
             ("bounded_rule_id", Value::from(&self.bounded_rule_id)),
             ("evidence_sha256", Value::from(&self.evidence_sha256)),
-        ])
+        ];
+        if !self.origin.is_empty() {
+            fields.push(("origin", Value::from(&self.origin)));
+        }
+        object(fields)
     }
 }
 
@@ -198,12 +206,15 @@ pub struct Report {
     pub secret_scan_receipt_sha256: Option<String>,
     pub context_sha256: String,
     pub checks: Vec<CheckResult>,
+    /// How the summary was read; `prose` is written into the report, `strict` is left out so
+    /// strict reports keep their bytes.
+    pub mode: Mode,
 }
 
 impl Report {
     pub fn to_value(&self) -> Value {
         let opt = |v: &Option<String>| v.as_ref().map_or(Value::Null, Value::from);
-        object([
+        let mut fields = vec![
             ("schema_version", Value::from("cq.report.v1")),
             ("compaction_id", Value::from(&self.compaction_id)),
             ("tenant_id", Value::from(&self.tenant_id)),
@@ -248,7 +259,11 @@ impl Report {
                 "checks",
                 Value::Array(self.checks.iter().map(CheckResult::to_value).collect()),
             ),
-        ])
+        ];
+        if !self.mode.is_strict() {
+            fields.push(("mode", Value::from(self.mode.as_str())));
+        }
+        object(fields)
     }
 
     /// Writes the report once: its canonical text and that text's digest. The report holds

@@ -6,6 +6,7 @@
 //! [`ReportError`] that names the field, never a default.
 
 use crate::json::{self, Limits, Value};
+use crate::policy::Mode;
 
 use super::report::{CheckResult, ConstraintRow, Finding, Report, SealedReport};
 use super::verdict::{CheckStatus, FindingStatus, Outcome, Verdict};
@@ -89,6 +90,10 @@ impl Report {
             secret_scan_receipt_sha256: r.opt_str("secret_scan_receipt_sha256")?,
             context_sha256: r.str("context_sha256")?,
             checks,
+            mode: match v.get("mode") {
+                None => Mode::Strict,
+                Some(_) => r.word("mode", Mode::parse)?,
+            },
         })
     }
 }
@@ -156,6 +161,10 @@ fn constraint(v: &Value, at: &str) -> Result<ConstraintRow, ReportError> {
         verification_status: c.str("verification_status")?,
         bounded_rule_id: c.str("bounded_rule_id")?,
         evidence_sha256: c.str("evidence_sha256")?,
+        origin: match v.get("origin") {
+            None => String::new(),
+            Some(_) => c.str("origin")?,
+        },
     })
 }
 

@@ -17,6 +17,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "seed-compatible",
         include_str!("../../assets/policies/seed-compatible.toml"),
     ),
+    ("prose", include_str!("../../assets/policies/prose.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +26,7 @@ pub enum PolicyError {
     Syntax { origin: String, reason: String },
     #[error("policy {origin} is invalid: {reason}")]
     Invalid { origin: String, reason: String },
-    #[error("no built-in policy named \"{0}\" (built-in: default, seed-compatible)")]
+    #[error("no built-in policy named \"{0}\" (built-in: default, seed-compatible, prose)")]
     UnknownBuiltin(String),
 }
 
@@ -137,6 +138,24 @@ impl Policy {
                 ));
             }
         }
+        match (&self.prose, self.compaction.mode) {
+            (None, super::Mode::Prose) => {
+                return Err(
+                    "compaction.mode is \"prose\" but the policy has no [prose] table: add one (see the built-in prose policy)".into(),
+                )
+            }
+            (Some(prose), _) => {
+                let registered: Vec<&str> = self
+                    .invariants
+                    .records
+                    .iter()
+                    .chain(&self.commitments.records)
+                    .map(|r| r.id.as_str())
+                    .collect();
+                prose.validate(&registered)?;
+            }
+            (None, super::Mode::Strict) => {}
+        }
         let codes: BTreeSet<&str> = self
             .review
             .reason_codes
@@ -192,7 +211,11 @@ pub fn check_pinned(id: &str, severity: &str, text: &str) -> Result<(), String> 
         return Err("a pinned constraint has an empty id or text".into());
     }
     if !["critical", "high", "medium", "low"].contains(&severity) {
-        return Err(format!("pinned constraint \"{id}\" has severity \"{severity}\": use critical, high, medium or low"));
+        return Err(format!(
+            "pinned constraint \"{}\" has severity \"{}\": use critical, high, medium or low",
+            crate::sanitize::excerpt(id, 80),
+            crate::sanitize::excerpt(severity, 40)
+        ));
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grammar::Grammar;
+use super::prose::{Mode, Prose};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,6 +23,9 @@ pub struct Policy {
     pub pinned: Vec<PinnedConstraint>,
     pub authority: Authority,
     pub review: Review,
+    /// What prose mode checks (absent: the policy has no prose mode; left out of the digest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prose: Option<Prose>,
     /// How the runtime hooks act (absent: their defaults; left out of the digest then, so
     /// policies without the table keep theirs).
     #[serde(default, skip_serializing_if = "Agents::is_default")]
@@ -58,6 +62,10 @@ pub struct Compaction {
     pub max_json_depth: i64,
     /// The trusted instruction; see `render` for its placeholders.
     pub trusted_instruction: String,
+    /// `strict` (the default, left out of the policy's JSON form so strict policies keep
+    /// their digests) or `prose`.
+    #[serde(default, skip_serializing_if = "Mode::is_strict")]
+    pub mode: Mode,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

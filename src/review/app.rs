@@ -262,6 +262,7 @@ impl App {
                 Vec::new()
             }
             Msg::Event(Event::Worker(result)) => self.on_worker(*result),
+            Msg::Event(Event::StoreChanged) => self.reload_queue(),
             Msg::Event(Event::Layout(metrics)) => {
                 self.on_layout(*metrics);
                 Vec::new()

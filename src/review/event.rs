@@ -1,5 +1,5 @@
 //! Things that happened: terminal input, a resize, a clock tick, a frame drawn, a worker's
-//! answer, or a part of the UI stopping.
+//! answer, the store changing under the reviewer, or a part of the UI stopping.
 //!
 //! Events carry no intent; [`crate::review::app::App::update`] decides what each one means
 //! (through the keymap for keys). The input thread and both worker lanes send events into the
@@ -25,6 +25,8 @@ pub enum Event {
     Layout(Box<LayoutMetrics>),
     /// A worker lane finished a request or one item of a job.
     Worker(Box<WorkerResult>),
+    /// Someone else recorded or decided something (the live queue).
+    StoreChanged,
     /// Terminal input or a worker lane stopped for good; the loop ends with this error.
     Stopped(String),
 }

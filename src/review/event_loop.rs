@@ -102,6 +102,29 @@ pub fn run_loop(
 /// Starts the input thread: it blocks in crossterm's `event::read` and sends what the UI
 /// uses. It is never joined; after the loop has returned it ends at the next input (nobody
 /// receives any more) or with the process.
+/// How long one wait of the change thread lasts.
+const CHANGE_WAIT: Duration = Duration::from_millis(500);
+
+/// Turns the source's change feed into [`Event::StoreChanged`] until the loop is gone (the
+/// next change after it finds the channel closed). A feed that fails stops quietly: the
+/// queue then refreshes only when the reviewer acts.
+pub fn spawn_changes(
+    mut feed: crate::review::source::ChangeFeed,
+    events: Sender<Event>,
+) -> anyhow::Result<()> {
+    std::thread::Builder::new()
+        .name("cq-review-changes".into())
+        .spawn(move || loop {
+            match feed(CHANGE_WAIT) {
+                Ok(true) if events.send(Event::StoreChanged).is_err() => return,
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        })
+        .context("while starting the change thread")?;
+    Ok(())
+}
+
 pub fn spawn_input(events: Sender<Event>) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("cq-review-input".into())

@@ -34,8 +34,9 @@ pub fn run(args: &ReviewArgs) -> anyhow::Result<()> {
         mode,
         store_key: args.store.store_key.clone(),
     };
-    let store = Store::open_with(&path, &options)
-        .with_context(|| format!("while opening the store \"{}\"", path.display()))?;
+    let store =
+        Store::open_with_signing_key(&path, &options, args.store.store_signing_key.as_deref())
+            .with_context(|| format!("while opening the store \"{}\"", store::shown(&path)))?;
     let key =
         match &args.key {
             Some(file) => Some(NamedKey::load(file).with_context(|| {

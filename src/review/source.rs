@@ -238,6 +238,14 @@ pub enum CheckName {
     Pinned,
     Authority,
     Secrets,
+    /// Prose mode: whether the runtime returned a summary at all.
+    Summarizer,
+    /// Prose mode: proposals a registered constraint forbids.
+    Conflicts,
+    /// Prose mode: instructions carried forward from tool output.
+    Injection,
+    /// Prose mode: the registered constraints re-injected from the policy.
+    Reinjection,
 }
 
 impl CheckName {
@@ -250,6 +258,10 @@ impl CheckName {
             CheckName::Pinned => "pinned",
             CheckName::Authority => "authority",
             CheckName::Secrets => "secrets",
+            CheckName::Summarizer => "summarizer",
+            CheckName::Conflicts => "conflicts",
+            CheckName::Injection => "injection",
+            CheckName::Reinjection => "reinjection",
         }
     }
 }
@@ -280,6 +292,8 @@ pub enum Verification {
     Preserved,
     Conflict,
     Unsupported,
+    /// Prose mode: re-rendered from the policy, not looked for in the summary.
+    Reinjected,
 }
 
 impl Verification {
@@ -288,6 +302,7 @@ impl Verification {
             Verification::Preserved => "PRESERVED",
             Verification::Conflict => "CONFLICT",
             Verification::Unsupported => "UNSUPPORTED",
+            Verification::Reinjected => "RE-INJECTED",
         }
     }
 }
@@ -517,4 +532,13 @@ pub trait ReviewSource: Send {
     /// A second handle on the same data, for another worker lane: the store opened again
     /// (same path, same mode, its own connection and checker), or a copy of in-memory data.
     fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>>;
+    /// A feed that says when the data changed under the reviewer (other hosts recording,
+    /// other reviewers deciding): each call waits up to the given time and says whether a
+    /// change came. `None` for data nobody else changes.
+    fn changes(&self) -> anyhow::Result<Option<ChangeFeed>> {
+        Ok(None)
+    }
 }
+
+/// See [`ReviewSource::changes`].
+pub type ChangeFeed = Box<dyn FnMut(std::time::Duration) -> anyhow::Result<bool> + Send>;

@@ -544,19 +544,16 @@ impl ReviewSource for StoreSource {
         Ok(out)
     }
 
+    fn changes(&self) -> anyhow::Result<Option<crate::review::source::ChangeFeed>> {
+        let mut watch = self.store.watch()?;
+        Ok(Some(Box::new(move |timeout| Ok(watch.wait(timeout)?))))
+    }
+
     fn fork(&self) -> anyhow::Result<Box<dyn ReviewSource>> {
-        let path = self.store.path();
-        let options = store::OpenOptions {
-            mode: self.store.mode(),
-            // The key this connection trusts, however it came (`--store-key` included).
-            store_key: self
-                .store
-                .trust()
-                .is_ok()
-                .then(|| self.store.verifier_key()),
-        };
-        let store = Store::open_with(path, &options)
-            .with_context(|| format!("while opening \"{}\" again", path.display()))?;
+        let store = self
+            .store
+            .fork()
+            .with_context(|| format!("while opening \"{}\" again", self.store.path().display()))?;
         Ok(Box::new(StoreSource {
             store,
             policy: self.policy.clone(),

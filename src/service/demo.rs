@@ -1,6 +1,7 @@
 //! The demo: the scenarios bundled in `assets/demo/`, each checked by the real gate under the
-//! built-in `default` policy and recorded exactly as `cq check --store` would record it, so
-//! the demo shows what the gate really says. The store deduplicates by request digest, so a
+//! built-in `default` policy and recorded exactly as `cq check --store` would record it, and
+//! the real-agent scenarios of `assets/demo/agents/` imported as `cq import` imports a
+//! transcript ([`agents`]), so the demo shows what the gate really says. The store deduplicates by request digest, so a
 //! second build adds nothing. Two demo reviewers (`alice`, `bob`, both approvers) get keys
 //! beside the store, so releases (including two-person ones) can be tried.
 
@@ -19,6 +20,8 @@ use crate::store::{Mode, Recorded, Role, Store};
 
 use super::record::new_compaction;
 use super::Checker;
+
+pub mod agents;
 
 /// The manifest: what each scenario is and what the gate must say about it.
 pub const MANIFEST: &str = include_str!("../../assets/demo/scenarios.toml");
@@ -249,11 +252,48 @@ pub fn build(path: &Path) -> anyhow::Result<Built> {
         }
     }
     rows.sort_by_key(|(i, _)| *i);
+    let mut rows: Vec<DemoRow> = rows.into_iter().map(|(_, row)| row).collect();
+    rows.extend(import_agent_scenarios(&store, path)?);
     let reviewer_keys = ensure_reviewers(&store, path)?;
     Ok(Built {
-        rows: rows.into_iter().map(|(_, row)| row).collect(),
+        rows,
         reviewer_keys,
     })
+}
+
+/// Imports the real-agent scenarios as `cq import` does: checked under the agent policy,
+/// recorded, and each session pointed at its latest compaction.
+fn import_agent_scenarios(store: &Store, path: &Path) -> anyhow::Result<Vec<DemoRow>> {
+    let checker = Checker::new(Policy::builtin(agents::POLICY)?)?;
+    let mut rows = Vec::new();
+    for scenario in agents::manifest()?.scenario {
+        let judged = scenario.judge(&checker)?;
+        let items: Vec<_> = judged
+            .iter()
+            .map(|(request, outcome)| new_compaction(request, outcome, checker.release_rules()))
+            .collect();
+        let recorded = store
+            .record_batch(&items)
+            .with_context(|| format!("while recording the demo in \"{}\"", path.display()))?;
+        for ((request, outcome), result) in judged.iter().zip(recorded) {
+            let result = result
+                .with_context(|| format!("while recording demo scenario \"{}\"", scenario.name))?;
+            let (id, new) = match result {
+                Recorded::New { compaction_id, .. } => (compaction_id, true),
+                Recorded::Duplicate { compaction_id } => (compaction_id, false),
+            };
+            store.set_session_compaction(
+                crate::agents::Runtime::ClaudeCode.name(),
+                &request.task_id,
+                &id,
+            )?;
+            rows.push(DemoRow {
+                scenario: scenario.name.clone(),
+                ..judged_row(outcome, new)
+            });
+        }
+    }
+    Ok(rows)
 }
 
 /// Indexes of the judged scenarios, grouped so that the n-th compaction of every task is in
@@ -275,9 +315,16 @@ fn rounds(judged: &[(&Scenario, GateRequest, GateOutcome)]) -> Vec<Vec<usize>> {
 }
 
 fn row(scenario: &Scenario, outcome: &GateOutcome, new: bool) -> DemoRow {
-    let report = &outcome.report;
     DemoRow {
         scenario: scenario.name().to_owned(),
+        ..judged_row(outcome, new)
+    }
+}
+
+fn judged_row(outcome: &GateOutcome, new: bool) -> DemoRow {
+    let report = &outcome.report;
+    DemoRow {
+        scenario: String::new(),
         compaction_id: report.compaction_id.clone(),
         verdict: report.verdict.as_str().to_owned(),
         outcome: format!("{}/{}", report.outcome, report.finding_status),

@@ -8,7 +8,9 @@
 //!   other find it recorded), the session index points at it, and `SessionStart` answers with
 //!   the trusted instruction (every invariant and pinned constraint verbatim) and, when it was
 //!   quarantined, a notice that the summary above is unverified, the reasons, and the last user
-//!   turns verbatim, within the runtime's cap.
+//!   turns verbatim (except what the secret scanner matches, which is masked), within the
+//!   runtime's cap. When the store cannot be used the context still carries every invariant
+//!   and pin, the session's own included, with the notice.
 //! - `PreToolUse`: a guarded tool is denied while the session's latest compaction is not
 //!   released or accepted. The compaction comes from the session index, its state from its
 //!   verified receipts, and its summary must be the one at the end of the transcript.
@@ -106,7 +108,7 @@ fn tool_state(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<Option<Str
         Some(path) => agents::latest_summary(path, input.runtime, &Limits::default())?,
         None => None,
     };
-    let store = if env.store_path.exists() {
+    let store = if crate::store::exists(env.store_path) {
         Some(open(env, Mode::ReadOnly)?)
     } else {
         None
@@ -172,7 +174,13 @@ fn after_compaction(input: &HookInput, env: &HookEnv<'_>, inject: bool) -> Strin
         Err(e) => {
             let why = crate::sanitize::line(&format!("{e:#}"));
             if inject {
-                let trusted = fallback_instruction(env.policy).unwrap_or_default();
+                // The session's pins still hold when the store cannot be used.
+                let pins = latest_compaction(input)
+                    .ok()
+                    .flatten()
+                    .map(|(_, pins)| pins)
+                    .unwrap_or_default();
+                let trusted = fallback_instruction(env.policy, &pins).unwrap_or_default();
                 let parts = ContextParts {
                     trusted: &trusted,
                     notice: Some(QUARANTINE_NOTICE),
@@ -216,12 +224,18 @@ fn checked_context(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<(Stri
     let reasons: Vec<String> = outcome
         .report
         .failures()
-        .map(|c| crate::sanitize::line(&format!("{}: {} ({})", c.check, c.code, c.detail)))
+        .map(|c| {
+            let reason = format!("{}: {} ({})", c.check, c.code, c.detail);
+            crate::sanitize::line(&masked(checker.scanner(), &reason))
+        })
         .collect();
-    let turns: Vec<&str> = agents::last_user_turns(&compaction.messages, USER_TURNS)
+    // The user's own words go back verbatim, except what the scanner finds: a secret the
+    // user pasted is not handed to the model again.
+    let turns: Vec<String> = agents::last_user_turns(&compaction.messages, USER_TURNS)
         .into_iter()
-        .map(|m| m.content.as_str())
+        .map(|m| masked(checker.scanner(), &m.content))
         .collect();
+    let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
     let parts = ContextParts {
         trusted: &trusted,
         notice: (!settled).then_some(QUARANTINE_NOTICE),
@@ -240,11 +254,23 @@ fn checked_context(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<(Stri
     Ok((context, message))
 }
 
-/// The policy's trusted instruction without a request (its pinned defaults only), for a
-/// context that must be given even when the compaction could not be read.
-fn fallback_instruction(policy: &Policy) -> Option<String> {
+/// `text` with every span the scanner matches replaced by `[REDACTED:<rule>]`.
+fn masked(scanner: &crate::scan::Scanner, text: &str) -> String {
+    use crate::engine::secret_scan::LeafScanner;
+    crate::engine::redact::redact(text, &scanner.scan_field("context", text), usize::MAX)
+}
+
+/// The policy's trusted instruction without a request (its pinned defaults and `pins`, the
+/// session's), for a context that must be given even when the compaction could not be
+/// checked.
+fn fallback_instruction(
+    policy: &Policy,
+    pins: &[crate::policy::PinnedConstraint],
+) -> Option<String> {
     let engine = crate::engine::PolicyEngine::new(policy.clone(), "builtin").ok()?;
-    let pinned = PinnedManifest::isolate(&policy.pinned, &[]).ok()?;
+    let pinned = PinnedManifest::isolate(&policy.pinned, pins)
+        .or_else(|_| PinnedManifest::isolate(&policy.pinned, &[]))
+        .ok()?;
     let ids = |r: &crate::policy::RecordSetSpec| {
         r.records.iter().map(|r| r.id.clone()).collect::<Vec<_>>()
     };

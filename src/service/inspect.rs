@@ -46,7 +46,8 @@ pub fn finding_index(id: &str) -> Option<usize> {
 pub struct SummaryParts {
     /// `summary_text` when the output is a JSON object with one, else the raw text.
     pub text: String,
-    /// Whether `text` is the `summary_text` field (report spans refer to it only then).
+    /// Whether report spans on `summary_text` refer to `text`: the field, or a prose
+    /// summary's raw text (which prose mode checks as the summary).
     pub is_field: bool,
     /// `(constraint_id, preserved_predicate)` of each claim.
     pub claims: Vec<(String, String)>,
@@ -100,8 +101,11 @@ pub fn summary_parts(request: &GateRequest) -> SummaryParts {
         .and_then(|v| v.get("summary_text"))
         .and_then(Value::as_str)
     else {
+        // Prose (not a JSON object with a summary): prose mode checks the raw text as the
+        // summary, so report spans on `summary_text` refer to it.
         return SummaryParts {
             text: raw.clone(),
+            is_field: true,
             ..SummaryParts::default()
         };
     };

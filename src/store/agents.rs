@@ -3,8 +3,7 @@
 //! own: the hooks check the compaction it names against its verified receipts (the session)
 //! and against the transcript (the summary), so an edited row can only make a hook deny.
 
-use rusqlite::{params, OptionalExtension};
-
+use super::sql::params;
 use super::{Store, StoreError};
 
 impl Store {
@@ -21,7 +20,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (runtime, session_id) DO UPDATE
                  SET compaction_id = excluded.compaction_id, updated_at = excluded.updated_at",
-                params![runtime, session_id, compaction_id, log.time()],
+                &params![runtime, session_id, compaction_id, log.time()],
             )
             .map_err(StoreError::sql("recording an agent session"))?;
             Ok(())
@@ -45,13 +44,7 @@ impl Store {
                  ON CONFLICT (runtime, session_id) DO UPDATE
                  SET pending_population_sha256 = excluded.pending_population_sha256,
                      pending_turns = excluded.pending_turns, updated_at = excluded.updated_at",
-                params![
-                    runtime,
-                    session_id,
-                    population_sha256,
-                    i64::try_from(turns).unwrap_or(i64::MAX),
-                    log.time()
-                ],
+                &params![runtime, session_id, population_sha256, turns, log.time()],
             )
             .map_err(StoreError::sql("recording an agent session"))?;
             Ok(())
@@ -65,14 +58,13 @@ impl Store {
         runtime: &str,
         session_id: &str,
     ) -> Result<Option<String>, StoreError> {
-        let found: Option<String> = self
+        let found = self
             .conn()
-            .query_row(
+            .opt(
                 "SELECT compaction_id FROM agent_sessions WHERE runtime = ?1 AND session_id = ?2",
-                params![runtime, session_id],
-                |r| r.get(0),
+                &params![runtime, session_id],
+                |r| r.string(0),
             )
-            .optional()
             .map_err(StoreError::sql("reading an agent session"))?;
         Ok(found.filter(|id| !id.is_empty()))
     }

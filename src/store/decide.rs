@@ -10,8 +10,8 @@
 //! comes from receipts the store verified ([`Store::verified_compaction`]), never from a
 //! cached column; a column that disagrees is tamper.
 
-use rusqlite::params;
-
+use super::sql::params;
+use super::verified::Verifier;
 use super::{Status, Store, StoreError, VerifiedCompaction};
 use crate::audit::authority::{Registration, Role};
 use crate::audit::keys::NamedKey;
@@ -164,9 +164,27 @@ impl Store {
                 allowed: allowed.join(", "),
             });
         }
+        // A press on an item someone already decided is refused from a verified snapshot,
+        // without queueing for the write lock behind the writers; the rules are checked again
+        // under the lock below, which is what makes them hold. Only a decision receipt on
+        // file (one indexed lookup) makes the snapshot worth verifying.
+        if self.mode() == super::Mode::ReadWrite && self.decision_on_file(id)? {
+            if let Some((d, status)) = self
+                .verified_compaction(id)
+                .ok()
+                .and_then(|seen| Some((seen.decision.clone()?, seen.status())))
+            {
+                return Err(DecisionError::AlreadyDecided {
+                    id: id.into(),
+                    status,
+                    reviewer: d.reviewer,
+                });
+            }
+        }
         self.write(|tx, log, _| {
-            let reviewer = self.known_reviewer(key)?;
-            let state = self.verified_compaction(id)?;
+            let verified = self.verifier()?;
+            let reviewer = known_reviewer(&verified, key)?;
+            let state = self.verified_compaction_with(&verified, id)?;
             if let Some(d) = &state.decision {
                 return Err(DecisionError::AlreadyDecided {
                     id: id.into(),
@@ -211,19 +229,19 @@ impl Store {
                         reviewer: reviewer.name,
                     });
                 }
-                let approval = log.append(tx, &signed(ReceiptKind::Approval), Some(key))?;
+                let approval = log.append(&signed(ReceiptKind::Approval), Some(key))?;
                 tx.execute(
                     "INSERT INTO approvals (compaction_id, reviewer, key_id, report_sha256, reason,
                          note, receipt_seq, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
+                    &params![
                         id,
-                        reviewer.name,
-                        reviewer.key_id,
-                        state.report_sha256,
-                        request.reason,
-                        request.note,
-                        approval.seq as i64,
+                        &reviewer.name,
+                        &reviewer.key_id,
+                        &state.report_sha256,
+                        &request.reason,
+                        &request.note,
+                        approval.seq,
                         log.time()
                     ],
                 )
@@ -245,20 +263,20 @@ impl Store {
             let receipt = signed(ReceiptKind::Decision)
                 .with("decision", request.action.as_str())
                 .with("approval_receipt_seqs", approvers);
-            let appended = log.append(tx, &receipt, Some(key))?;
+            let appended = log.append(&receipt, Some(key))?;
             tx.execute(
                 "INSERT INTO decisions (compaction_id, action, reason, note, reviewer, key_id,
                      report_sha256, receipt_seq, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
+                &params![
                     id,
                     request.action.as_str(),
-                    request.reason,
-                    request.note,
-                    reviewer.name,
-                    reviewer.key_id,
-                    state.report_sha256,
-                    appended.seq as i64,
+                    &request.reason,
+                    &request.note,
+                    &reviewer.name,
+                    &reviewer.key_id,
+                    &state.report_sha256,
+                    appended.seq,
                     log.time()
                 ],
             )
@@ -266,7 +284,7 @@ impl Store {
             let status = request.action.status();
             tx.execute(
                 "UPDATE compactions SET status = ?2 WHERE id = ?1",
-                params![id, status.as_str()],
+                &params![id, status.as_str()],
             )
             .map_err(StoreError::sql("updating the status"))?;
             Ok(DecisionOutcome::Decided {
@@ -274,6 +292,18 @@ impl Store {
                 receipt_seq: appended.seq,
             })
         })
+    }
+
+    /// Whether a decision receipt about `id` is on file (unverified: a hint only).
+    fn decision_on_file(&self, id: &str) -> Result<bool, StoreError> {
+        self.conn()
+            .one(
+                "SELECT EXISTS (SELECT 1 FROM audit_entries
+                     WHERE compaction_id = ?1 AND kind = 'decision')",
+                &[super::sql::Param::Text(id)],
+                |r| r.flag(0),
+            )
+            .map_err(StoreError::sql("looking for a decision"))
     }
 
     /// Audits that `key`'s reviewer revealed the masked secret `finding_id` of compaction
@@ -285,23 +315,24 @@ impl Store {
         key: &NamedKey,
     ) -> Result<u64, DecisionError> {
         self.write(|tx, log, _| {
-            let reviewer = self.known_reviewer(key)?;
-            let state = self.verified_compaction(id)?;
+            let verified = self.verifier()?;
+            let reviewer = known_reviewer(&verified, key)?;
+            let state = self.verified_compaction_with(&verified, id)?;
             let receipt = target_receipt(&state, ReceiptKind::Reveal)
                 .with("finding_id", finding_id)
                 .with("reviewer", reviewer.name.as_str())
                 .with("reviewer_key_id", reviewer.key_id.as_str());
-            let appended = log.append(tx, &receipt, Some(key))?;
+            let appended = log.append(&receipt, Some(key))?;
             tx.execute(
                 "INSERT INTO reveals (compaction_id, finding_id, reviewer, key_id, receipt_seq,
                      created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
+                &params![
                     id,
                     finding_id,
-                    reviewer.name,
-                    reviewer.key_id,
-                    appended.seq as i64,
+                    &reviewer.name,
+                    &reviewer.key_id,
+                    appended.seq,
                     log.time()
                 ],
             )
@@ -309,13 +340,16 @@ impl Store {
             Ok(appended.seq)
         })
     }
+}
 
-    /// The verified registration of `key`.
-    fn known_reviewer(&self, key: &NamedKey) -> Result<Registration, DecisionError> {
-        let key_id = key.key_id();
-        self.verified_reviewer(&key_id)?
-            .ok_or(DecisionError::UnknownReviewer { key_id })
-    }
+/// The verified registration of `key`.
+fn known_reviewer(verified: &Verifier, key: &NamedKey) -> Result<Registration, DecisionError> {
+    let key_id = key.key_id();
+    verified
+        .authority
+        .reviewer(&key_id)
+        .cloned()
+        .ok_or(DecisionError::UnknownReviewer { key_id })
 }
 
 /// The digests a decision, approval or reveal receipt binds, from the verified state.

@@ -5,8 +5,7 @@
 //! each possibly negated) scan the small queue rows. Every value is bound as a parameter,
 //! never spliced into the SQL.
 
-use rusqlite::types::Value as SqlValue;
-
+use super::sql::{Dialect, Param};
 use super::Status;
 use crate::engine::verdict::VerdictClass;
 
@@ -89,29 +88,29 @@ impl ListFilter {
     }
 
     /// `WHERE …` (or nothing) and its parameters, numbered from 1.
-    pub(crate) fn where_clause(&self) -> (String, Vec<SqlValue>) {
+    pub(crate) fn where_clause<'a>(&'a self, dialect: Dialect) -> (String, Vec<Param<'a>>) {
         let mut terms = Vec::new();
         let mut values = Vec::new();
-        let mut bind = |v: String| {
-            values.push(SqlValue::Text(v));
+        let mut bind = |v: Param<'a>| {
+            values.push(v);
             values.len()
         };
         let exact = [
-            ("status", self.status.map(|s| s.as_str().to_owned())),
-            ("tenant_id", self.tenant_id.clone()),
-            ("task_id", self.task_id.clone()),
+            ("status", self.status.map(Status::as_str)),
+            ("tenant_id", self.tenant_id.as_deref()),
+            ("task_id", self.task_id.as_deref()),
             (
                 "verdict_class",
-                self.verdict_class.map(|c| c.as_str().to_owned()),
+                self.verdict_class.map(VerdictClass::as_str),
             ),
         ];
         for (column, value) in exact {
             if let Some(v) = value {
-                terms.push(format!("{column} = ?{}", bind(v)));
+                terms.push(format!("{column} = ?{}", bind(Param::Text(v))));
             }
         }
         for status in &self.excluded_statuses {
-            terms.push(format!("status <> ?{}", bind(status.as_str().to_owned())));
+            terms.push(format!("status <> ?{}", bind(Param::Text(status.as_str()))));
         }
         match self.pending_approval {
             Some(true) => terms.push(PENDING.to_owned()),
@@ -119,8 +118,8 @@ impl ListFilter {
             None => {}
         }
         for term in &self.terms {
-            let n = bind(term.needle.to_ascii_lowercase());
-            let has = |column: &str| format!("instr(lower({column}), ?{n}) > 0");
+            let n = bind(Param::Owned(term.needle.to_ascii_lowercase()));
+            let has = |column: &str| dialect.contains(&format!("lower({column})"), n);
             let test = match term.field {
                 TermField::Any => {
                     format!(

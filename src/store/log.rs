@@ -5,16 +5,19 @@
 //! the root recomputed from the stored subtree hashes must equal the signed one, so cq never
 //! extends (and signs) a tree it did not recompute. It then appends any number of receipts,
 //! storing each leaf and every subtree it completes (`audit_nodes`, from which inclusion
-//! proofs are read), and on `finish` signs the new tree head. Because all of it happens in
-//! the same `BEGIN IMMEDIATE` transaction as the rows the receipts describe, a crash leaves
-//! either both or neither.
+//! proofs are read), and on `finish` writes them (many rows per statement) and signs the new
+//! tree head. Because all of it happens in the same write transaction as the rows the
+//! receipts describe, a crash leaves either both or neither. Nothing in a write transaction
+//! reads the log after appending to it.
+
+use std::collections::HashMap;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use ed25519_dalek::VerifyingKey;
-use rusqlite::{params, Connection, OptionalExtension};
 use sha2::Digest as _;
 
+use super::sql::{insert_rows, params, Conn, Param};
 use super::StoreError;
 use crate::audit::keys::NamedKey;
 use crate::audit::merkle::{self, leaf_hash, Frontier, Hash};
@@ -35,80 +38,137 @@ pub(crate) struct LogWriter {
     prev: String,
     frontier: Frontier,
     time: String,
-    grew: bool,
+    /// Receipts appended in this transaction, written by `finish`.
+    entries: Vec<Entry>,
+    /// Tree nodes completed in this transaction, written by `finish`.
+    nodes: Vec<(u32, u64, Hash)>,
 }
 
-/// One node of the stored tree.
-pub(crate) fn node(conn: &Connection, level: u32, index: u64) -> Result<Option<Hash>, StoreError> {
-    let hash: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT hash FROM audit_nodes WHERE level = ?1 AND idx = ?2")
-        .and_then(|mut st| {
-            st.query_row(params![level, index as i64], |r| r.get(0))
-                .optional()
+/// One receipt to store.
+struct Entry {
+    seq: u64,
+    kind: &'static str,
+    compaction_id: Option<String>,
+    body: String,
+    sha256: String,
+    prev: String,
+    leaf: String,
+    signature: Option<String>,
+    key_id: Option<String>,
+}
+
+/// Node coordinates per query: one statement text per power of two up to this.
+const NODES_PER_QUERY: usize = 64;
+
+/// The stored tree nodes at `wanted` (`(level, index)`), read in a few queries; a missing or
+/// malformed node is absent from the map.
+pub(crate) fn nodes(
+    conn: &dyn Conn,
+    wanted: &[(u32, u64)],
+) -> Result<HashMap<(u32, u64), Hash>, StoreError> {
+    let mut found = HashMap::with_capacity(wanted.len());
+    for chunk in wanted.chunks(NODES_PER_QUERY) {
+        let Some(last) = chunk.last() else { continue };
+        let slots = chunk.len().next_power_of_two();
+        let mut clauses = Vec::with_capacity(slots);
+        let mut values = Vec::with_capacity(slots * 2);
+        for i in 0..slots {
+            let (level, index) = chunk.get(i).unwrap_or(last);
+            clauses.push(format!("(level = ?{} AND idx = ?{})", 2 * i + 1, 2 * i + 2));
+            values.push(Param::from(*level));
+            values.push(Param::from(*index));
+        }
+        let sql = format!(
+            "SELECT level, idx, hash FROM audit_nodes WHERE {}",
+            clauses.join(" OR ")
+        );
+        conn.query(&sql, &values, &mut |r| {
+            let (level, index) = (r.int(0)?, r.int(1)?);
+            if let (Ok(level), Ok(index), Ok(hash)) = (
+                u32::try_from(level),
+                u64::try_from(index),
+                <Hash>::try_from(r.bytes(2)?),
+            ) {
+                found.insert((level, index), hash);
+            }
+            Ok(())
         })
         .map_err(StoreError::sql("reading the audit tree"))?;
-    Ok(hash.and_then(|h| <Hash>::try_from(h.as_slice()).ok()))
+    }
+    Ok(found)
 }
 
-fn insert_node(conn: &Connection, level: u32, index: u64, hash: &Hash) -> Result<(), StoreError> {
-    conn.prepare_cached("INSERT INTO audit_nodes (level, idx, hash) VALUES (?1, ?2, ?3)")
-        .and_then(|mut st| st.execute(params![level, index as i64, hash.as_slice()]))
-        .map_err(StoreError::sql("storing the audit tree"))?;
-    Ok(())
-}
-
-/// The frontier of a tree of `size` leaves, from the stored subtree hashes.
-pub(crate) fn stored_frontier(conn: &Connection, size: u64) -> Result<Frontier, StoreError> {
+/// The frontier of a tree of `size` leaves, from the stored subtree hashes; with it the
+/// stored leaf `size - 1` (if any).
+fn stored_frontier(conn: &dyn Conn, size: u64) -> Result<(Frontier, Option<Hash>), StoreError> {
+    let mut wanted = merkle::frontier_nodes(size);
+    if size > 0 {
+        wanted.push((0, size - 1));
+    }
+    let found = nodes(conn, &wanted)?;
     let mut levels = Vec::new();
     for (level, index) in merkle::frontier_nodes(size) {
-        let hash = node(conn, level, index)?.ok_or_else(|| {
+        let hash = found.get(&(level, index)).ok_or_else(|| {
             StoreError::LogTampered(format!(
                 "the audit tree has no node {level}/{index} for its {size} entries"
             ))
         })?;
-        levels.push((level, hash));
+        levels.push((level, *hash));
     }
-    Frontier::from_levels(size, &levels)
-        .ok_or_else(|| StoreError::LogTampered("the audit tree's frontier is malformed".into()))
+    let frontier = Frontier::from_levels(size, &levels)
+        .ok_or_else(|| StoreError::LogTampered("the audit tree's frontier is malformed".into()))?;
+    let leaf = size
+        .checked_sub(1)
+        .and_then(|i| found.get(&(0, i)).copied());
+    Ok((frontier, leaf))
 }
 
-/// Appends `leaf` (leaf number `frontier.size()`) to `frontier` and stores it and every
-/// subtree it completes.
-pub(crate) fn push_leaf(
-    conn: &Connection,
-    frontier: &mut Frontier,
-    leaf: Hash,
-) -> Result<(), StoreError> {
+/// Appends `leaf` (leaf number `frontier.size()`) to `frontier`, adding it and every subtree
+/// it completes to `nodes`.
+fn push_leaf(frontier: &mut Frontier, nodes: &mut Vec<(u32, u64, Hash)>, leaf: Hash) {
     let index = frontier.size();
-    insert_node(conn, 0, index, &leaf)?;
+    nodes.push((0, index, leaf));
     for (level, hash) in frontier.push_completed(leaf) {
-        insert_node(conn, level, index >> level, &hash)?;
+        nodes.push((level, index >> level, hash));
     }
-    Ok(())
+}
+
+fn insert_nodes(conn: &dyn Conn, nodes: &[(u32, u64, Hash)]) -> Result<(), StoreError> {
+    let values: Vec<Param<'_>> = nodes
+        .iter()
+        .flat_map(|(level, index, hash)| {
+            [
+                Param::from(*level),
+                Param::from(*index),
+                Param::Bytes(hash.as_slice()),
+            ]
+        })
+        .collect();
+    insert_rows(conn, "audit_nodes", &["level", "idx", "hash"], &values)
+        .map_err(StoreError::sql("storing the audit tree"))
 }
 
 impl LogWriter {
     /// Reads and checks the tail of the log (see the module docs); a tail that does not check
     /// out is [`StoreError::LogTampered`] and nothing is written.
-    pub fn load(conn: &Connection, key: &VerifyingKey, origin: &str) -> Result<Self, StoreError> {
-        let tail: Option<(i64, String)> = conn
-            .query_row(
+    pub fn load(conn: &dyn Conn, key: &VerifyingKey, origin: &str) -> Result<Self, StoreError> {
+        let tail = conn
+            .opt(
                 "SELECT seq, receipt_json FROM audit_entries ORDER BY seq DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                &[],
+                |r| Ok((r.count(0)?, r.string(1)?)),
             )
-            .optional()
             .map_err(StoreError::sql("reading the audit log tail"))?;
-        let Some((seq, body)) = tail else {
+        let Some((size, body)) = tail else {
             return Ok(LogWriter {
                 next_seq: 1,
                 prev: GENESIS_PREV.to_owned(),
                 frontier: Frontier::new(),
                 time: utc_now(),
-                grew: false,
+                entries: Vec::new(),
+                nodes: Vec::new(),
             });
         };
-        let size = u64::try_from(seq).unwrap_or(0);
         let signed = latest_note(conn)?
             .ok_or_else(|| {
                 StoreError::LogTampered(format!("its {size} entries have no signed checkpoint"))
@@ -124,7 +184,7 @@ impl LogWriter {
                 signed.size
             )));
         }
-        let frontier = stored_frontier(conn, size)?;
+        let (frontier, stored_leaf) = stored_frontier(conn, size)?;
         if frontier.root() != signed.root {
             return Err(StoreError::LogTampered(
                 "the audit tree recomputed from its stored nodes differs from the signed root"
@@ -132,7 +192,7 @@ impl LogWriter {
             ));
         }
         let leaf = leaf_hash(body.as_bytes());
-        if node(conn, 0, size - 1)? != Some(leaf) {
+        if stored_leaf != Some(leaf) {
             return Err(StoreError::LogTampered(format!(
                 "entry {size} is not the receipt the signed tree holds"
             )));
@@ -142,7 +202,8 @@ impl LogWriter {
             prev: hex(&sha2::Sha256::digest(body.as_bytes())),
             frontier,
             time: utc_now(),
-            grew: false,
+            entries: Vec::new(),
+            nodes: Vec::new(),
         })
     }
 
@@ -153,7 +214,6 @@ impl LogWriter {
     /// Appends one receipt, signing it with `signer` when given.
     pub fn append(
         &mut self,
-        conn: &Connection,
         receipt: &Receipt,
         signer: Option<&NamedKey>,
     ) -> Result<Appended, StoreError> {
@@ -163,31 +223,19 @@ impl LogWriter {
             .map_err(StoreError::Canonical)?;
         let receipt_sha256 = hex(&sha2::Sha256::digest(body.as_bytes()));
         let leaf = leaf_hash(body.as_bytes());
-        let signature = signer.map(|k| B64.encode(k.sign(body.as_bytes()).to_bytes()));
-        conn.prepare_cached(
-            "INSERT INTO audit_entries (seq, kind, compaction_id, receipt_json, receipt_sha256,
-                 prev_hash, leaf_hash, signature, key_id, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )
-        .and_then(|mut st| {
-            st.execute(params![
-                seq as i64,
-                receipt.kind.as_str(),
-                receipt.compaction_id,
-                body,
-                receipt_sha256,
-                self.prev,
-                hex(&leaf),
-                signature,
-                signer.map(NamedKey::key_id),
-                self.time,
-            ])
-        })
-        .map_err(StoreError::sql("appending an audit receipt"))?;
-        push_leaf(conn, &mut self.frontier, leaf)?;
-        self.prev.clone_from(&receipt_sha256);
+        push_leaf(&mut self.frontier, &mut self.nodes, leaf);
+        self.entries.push(Entry {
+            seq,
+            kind: receipt.kind.as_str(),
+            compaction_id: receipt.compaction_id.clone(),
+            body: body.clone(),
+            sha256: receipt_sha256.clone(),
+            prev: std::mem::replace(&mut self.prev, receipt_sha256.clone()),
+            leaf: hex(&leaf),
+            signature: signer.map(|k| B64.encode(k.sign(body.as_bytes()).to_bytes())),
+            key_id: signer.map(NamedKey::key_id),
+        });
         self.next_seq += 1;
-        self.grew = true;
         Ok(Appended {
             seq,
             receipt_sha256,
@@ -195,11 +243,38 @@ impl LogWriter {
         })
     }
 
-    /// Signs the new tree head with the store's key when the log grew.
-    pub fn finish(self, conn: &Connection, key: &NamedKey, origin: &str) -> Result<(), StoreError> {
-        if !self.grew {
-            return Ok(());
+    /// Writes the appended receipts and tree nodes and signs the new tree head with the
+    /// store's key; the new size, or `None` when the log did not grow.
+    pub fn finish(
+        self,
+        conn: &dyn Conn,
+        key: &NamedKey,
+        origin: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        if self.entries.is_empty() {
+            return Ok(None);
         }
+        let values: Vec<Param<'_>> = self
+            .entries
+            .iter()
+            .flat_map(|e| {
+                params![
+                    e.seq,
+                    e.kind,
+                    e.compaction_id.as_deref(),
+                    &e.body,
+                    &e.sha256,
+                    &e.prev,
+                    &e.leaf,
+                    e.signature.as_deref(),
+                    e.key_id.as_deref(),
+                    &self.time,
+                ]
+            })
+            .collect();
+        insert_rows(conn, "audit_entries", &ENTRY_COLUMNS, &values)
+            .map_err(StoreError::sql("appending audit receipts"))?;
+        insert_nodes(conn, &self.nodes)?;
         let size = self.frontier.size();
         let root = self.frontier.root();
         let note = Checkpoint {
@@ -208,44 +283,54 @@ impl LogWriter {
             root,
         }
         .sign(key);
-        conn.prepare_cached(
+        conn.execute(
             "INSERT INTO checkpoints (tree_size, root_hash, note, created_at) VALUES (?1, ?2, ?3, ?4)",
+            &params![size, &hex(&root), &note, &self.time],
         )
-        .and_then(|mut st| st.execute(params![size as i64, hex(&root), note, self.time]))
         .map_err(StoreError::sql("storing a checkpoint"))?;
-        Ok(())
+        Ok(Some(size))
     }
 }
+
+/// The columns of `audit_entries`, in the order [`LogWriter::finish`] writes them.
+const ENTRY_COLUMNS: [&str; 10] = [
+    "seq",
+    "kind",
+    "compaction_id",
+    "receipt_json",
+    "receipt_sha256",
+    "prev_hash",
+    "leaf_hash",
+    "signature",
+    "key_id",
+    "created_at",
+];
 
 /// Rebuilds the stored tree from every receipt's bytes (the migration that introduced
 /// `audit_nodes` uses it; the leaf-hash column is not trusted).
-pub(crate) fn rebuild_nodes(conn: &Connection) -> Result<(), StoreError> {
-    conn.execute("DELETE FROM audit_nodes", [])
+pub(crate) fn rebuild_nodes(conn: &dyn Conn) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM audit_nodes", &[])
         .map_err(StoreError::sql("clearing the audit tree"))?;
-    let err = StoreError::sql("reading audit receipts");
-    let mut st = conn
-        .prepare("SELECT receipt_json FROM audit_entries ORDER BY seq")
-        .map_err(err)?;
-    let mut rows = st.query([]).map_err(err)?;
     let mut frontier = Frontier::new();
-    while let Some(row) = rows.next().map_err(err)? {
-        let body = row
-            .get_ref(0)
-            .map_err(err)?
-            .as_bytes()
-            .map_err(|e| err(e.into()))?;
-        push_leaf(conn, &mut frontier, leaf_hash(body))?;
-    }
-    Ok(())
+    let mut built = Vec::new();
+    conn.query(
+        "SELECT receipt_json FROM audit_entries ORDER BY seq",
+        &[],
+        &mut |r| {
+            push_leaf(&mut frontier, &mut built, leaf_hash(r.bytes(0)?));
+            Ok(())
+        },
+    )
+    .map_err(StoreError::sql("reading audit receipts"))?;
+    insert_nodes(conn, &built)
 }
 
 /// The latest stored checkpoint note, if any.
-pub(crate) fn latest_note(conn: &Connection) -> Result<Option<(u64, String)>, StoreError> {
-    conn.query_row(
+pub(crate) fn latest_note(conn: &dyn Conn) -> Result<Option<(u64, String)>, StoreError> {
+    conn.opt(
         "SELECT tree_size, note FROM checkpoints ORDER BY tree_size DESC, id DESC LIMIT 1",
-        [],
-        |r| Ok((r.get::<_, i64>(0)?.max(0) as u64, r.get(1)?)),
+        &[],
+        |r| Ok((r.count(0)?, r.string(1)?)),
     )
-    .optional()
     .map_err(StoreError::sql("reading the latest checkpoint"))
 }

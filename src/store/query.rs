@@ -5,10 +5,8 @@
 //! total), every filter and sort backed by an index, so a reviewer can scroll 100,000 items
 //! without the store loading them all.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, Row};
-
 use super::filter::{ListFilter, SortKey};
+use super::sql::{params, Param, Row, SqlError};
 use super::{Store, StoreError};
 use crate::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 
@@ -143,33 +141,40 @@ const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome,
      WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256)";
 
 /// Column `i` of `row` read as one of a vocabulary's words; an unknown word is an error.
-fn word<T>(row: &Row<'_>, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
-    let text: String = row.get(i)?;
-    parse(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
+fn word<T>(row: &dyn Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<T, SqlError> {
+    let text = row.text(i)?;
+    parse(text).ok_or_else(|| {
+        SqlError::value(
             i,
-            rusqlite::types::Type::Text,
-            format!("unknown value \"{}\"", crate::sanitize::excerpt(&text, 40)).into(),
+            format!(
+                "an unknown value \"{}\"",
+                crate::sanitize::excerpt(text, 40)
+            ),
         )
     })
 }
 
-fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<CompactionSummary> {
+/// Column `i` as a `u32` count.
+fn small(row: &dyn Row, i: usize) -> Result<u32, SqlError> {
+    u32::try_from(row.int(i)?).map_err(|_| SqlError::value(i, "a count out of range"))
+}
+
+fn summary_from_row(row: &dyn Row) -> Result<CompactionSummary, SqlError> {
     Ok(CompactionSummary {
-        id: row.get(0)?,
-        tenant_id: row.get(1)?,
-        task_id: row.get(2)?,
+        id: row.string(0)?,
+        tenant_id: row.string(1)?,
+        task_id: row.string(2)?,
         status: word(row, 3, Status::parse)?,
         verdict: word(row, 4, Verdict::parse)?,
         outcome: word(row, 5, Outcome::parse)?,
         finding_status: word(row, 6, FindingStatus::parse)?,
         verdict_class: word(row, 7, VerdictClass::parse)?,
-        has_secret_finding: row.get(8)?,
-        main_reason: row.get(9)?,
-        anomaly_count: row.get(10)?,
-        report_sha256: row.get(11)?,
-        created_at: row.get(12)?,
-        approvals: row.get(13)?,
+        has_secret_finding: row.flag(8)?,
+        main_reason: row.string(9)?,
+        anomaly_count: small(row, 10)?,
+        report_sha256: row.string(11)?,
+        created_at: row.string(12)?,
+        approvals: small(row, 13)?,
     })
 }
 
@@ -182,7 +187,7 @@ impl Store {
         offset: u64,
         limit: u64,
     ) -> Result<Vec<CompactionSummary>, StoreError> {
-        let (clause, mut values) = filter.where_clause();
+        let (clause, mut values) = filter.where_clause(self.dialect());
         let order = sort.order_by();
         let n = values.len();
         let sql = format!(
@@ -190,160 +195,172 @@ impl Store {
             n + 1,
             n + 2
         );
-        values.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
-        values.push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
-        let err = StoreError::sql("listing compactions");
-        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let rows = st
-            .query_map(params_from_iter(values), summary_from_row)
-            .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+        values.push(Param::from(limit));
+        values.push(Param::from(offset));
+        self.conn()
+            .rows(&sql, &values, summary_from_row)
+            .map_err(StoreError::sql("listing compactions"))
     }
 
     /// How many compactions match `filter`.
     pub fn count(&self, filter: &ListFilter) -> Result<u64, StoreError> {
-        let (clause, values) = filter.where_clause();
+        let (clause, values) = filter.where_clause(self.dialect());
         let sql = format!("SELECT COUNT(*) FROM compactions {clause}");
-        let err = StoreError::sql("counting compactions");
-        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        st.query_row(params_from_iter(values), |r| r.get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(err)
+        self.conn()
+            .one(&sql, &values, |r| r.count(0))
+            .map_err(StoreError::sql("counting compactions"))
     }
 
     /// Counts per status of what `filter` matches apart from its status terms (the queue
-    /// header); the last entry counts quarantined items awaiting a second approval.
+    /// header, in one pass over the matching rows); the last entry counts quarantined items
+    /// awaiting a second approval.
     pub fn status_counts(&self, filter: &ListFilter) -> Result<StatusCounts, StoreError> {
         let base = filter.without_status();
-        let mut by_status = Vec::new();
-        for s in Status::ALL {
-            by_status.push((
-                s,
-                self.count(&ListFilter {
-                    status: Some(s),
-                    ..base.clone()
-                })?,
-            ));
-        }
-        let pending = ListFilter {
-            pending_approval: Some(true),
-            ..base
-        };
-        Ok(StatusCounts {
-            by_status,
-            pending_approval: self.count(&pending)?,
+        self.read(|conn| {
+            let (clause, values) = base.where_clause(self.dialect());
+            let sql = format!("SELECT status, COUNT(*) FROM compactions {clause} GROUP BY status");
+            let counted = conn
+                .rows(&sql, &values, |r| Ok((r.string(0)?, r.count(1)?)))
+                .map_err(StoreError::sql("counting compactions"))?;
+            let by_status = Status::ALL
+                .into_iter()
+                .map(|s| {
+                    let n = counted
+                        .iter()
+                        .filter(|(name, _)| name == s.as_str())
+                        .map(|(_, n)| n)
+                        .sum();
+                    (s, n)
+                })
+                .collect();
+            let pending = ListFilter {
+                pending_approval: Some(true),
+                ..base.clone()
+            };
+            Ok(StatusCounts {
+                by_status,
+                pending_approval: self.count(&pending)?,
+            })
         })
     }
 
     /// One compaction with its decision and current approvals; `None` if unknown.
     pub fn compaction(&self, id: &str) -> Result<Option<Compaction>, StoreError> {
-        let err = StoreError::sql("reading a compaction");
-        let sql = format!(
-            "SELECT {SUMMARY_COLUMNS}, request_sha256,
-                    (SELECT request_json FROM requests WHERE compaction_id = compactions.id),
-                    summary_sha256, source_population_sha256
-             FROM compactions WHERE id = ?1"
-        );
-        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let mut rows = st.query([id]).map_err(err)?;
-        let Some(row) = rows.next().map_err(err)? else {
-            return Ok(None);
-        };
-        let summary = summary_from_row(row).map_err(err)?;
-        let current = summary.report_sha256.clone();
-        let compaction = Compaction {
-            summary,
-            request_sha256: row.get(14).map_err(err)?,
-            request_json: row.get(15).map_err(err)?,
-            summary_sha256: row.get(16).map_err(err)?,
-            source_population_sha256: row.get(17).map_err(err)?,
-            decision: self.decision(id)?,
-            approvals: self.approvals(id, &current)?,
-        };
-        Ok(Some(compaction))
+        self.read(|conn| {
+            let sql = format!(
+                "SELECT {SUMMARY_COLUMNS}, request_sha256,
+                        (SELECT request_json FROM requests WHERE compaction_id = compactions.id),
+                        summary_sha256, source_population_sha256
+                 FROM compactions WHERE id = ?1"
+            );
+            let found = conn
+                .opt(&sql, &[Param::Text(id)], |row| {
+                    Ok((
+                        summary_from_row(row)?,
+                        row.string(14)?,
+                        row.string(15)?,
+                        row.string(16)?,
+                        row.string(17)?,
+                    ))
+                })
+                .map_err(StoreError::sql("reading a compaction"))?;
+            let Some((summary, request_sha256, request_json, summary_sha256, population)) = found
+            else {
+                return Ok(None);
+            };
+            let current = summary.report_sha256.clone();
+            Ok(Some(Compaction {
+                summary,
+                request_sha256,
+                request_json,
+                summary_sha256,
+                source_population_sha256: population,
+                decision: self.decision(id)?,
+                approvals: self.approvals(id, &current)?,
+            }))
+        })
     }
 
     /// The decision on `id`, if any.
     pub fn decision(&self, id: &str) -> Result<Option<Decision>, StoreError> {
-        let err = StoreError::sql("reading a decision");
-        let mut st = self
+        let found = self
             .conn()
-            .prepare_cached(
+            .opt(
                 "SELECT action, reason, note, reviewer, key_id, report_sha256, receipt_seq, created_at
                  FROM decisions WHERE compaction_id = ?1",
+                &[Param::Text(id)],
+                |row| {
+                    Ok((
+                        row.string(0)?,
+                        Decision {
+                            action: super::Action::Release,
+                            reason: row.string(1)?,
+                            note: row.string(2)?,
+                            reviewer: row.string(3)?,
+                            key_id: row.string(4)?,
+                            report_sha256: row.string(5)?,
+                            receipt_seq: row.count(6)?,
+                            created_at: row.string(7)?,
+                        },
+                    ))
+                },
             )
-            .map_err(err)?;
-        let mut rows = st.query([id]).map_err(err)?;
-        let Some(row) = rows.next().map_err(err)? else {
+            .map_err(StoreError::sql("reading a decision"))?;
+        let Some((action, decision)) = found else {
             return Ok(None);
         };
-        let action: String = row.get(0).map_err(err)?;
         let action = super::Action::parse(&action).ok_or_else(|| {
-            StoreError::Corrupt(format!("decision action \"{action}\" is unknown"))
+            StoreError::Corrupt(format!(
+                "decision action \"{}\" is unknown",
+                crate::sanitize::excerpt(&action, 40)
+            ))
         })?;
-        Ok(Some(Decision {
-            action,
-            reason: row.get(1).map_err(err)?,
-            note: row.get(2).map_err(err)?,
-            reviewer: row.get(3).map_err(err)?,
-            key_id: row.get(4).map_err(err)?,
-            report_sha256: row.get(5).map_err(err)?,
-            receipt_seq: row.get::<_, i64>(6).map_err(err)? as u64,
-            created_at: row.get(7).map_err(err)?,
-        }))
+        Ok(Some(Decision { action, ..decision }))
     }
 
     /// Approvals on `id` given while the report was `report_sha256`.
     pub fn approvals(&self, id: &str, report_sha256: &str) -> Result<Vec<Approval>, StoreError> {
-        let err = StoreError::sql("reading approvals");
-        let mut st = self
-            .conn()
-            .prepare_cached(
+        self.conn()
+            .rows(
                 "SELECT reviewer, key_id, report_sha256, reason, note, receipt_seq, created_at
                  FROM approvals WHERE compaction_id = ?1 AND report_sha256 = ?2 ORDER BY id",
+                &params![id, report_sha256],
+                |r| {
+                    Ok(Approval {
+                        reviewer: r.string(0)?,
+                        key_id: r.string(1)?,
+                        report_sha256: r.string(2)?,
+                        reason: r.string(3)?,
+                        note: r.string(4)?,
+                        receipt_seq: r.count(5)?,
+                        created_at: r.string(6)?,
+                    })
+                },
             )
-            .map_err(err)?;
-        let rows = st
-            .query_map(params![id, report_sha256], |r| {
-                Ok(Approval {
-                    reviewer: r.get(0)?,
-                    key_id: r.get(1)?,
-                    report_sha256: r.get(2)?,
-                    reason: r.get(3)?,
-                    note: r.get(4)?,
-                    receipt_seq: r.get::<_, i64>(5)? as u64,
-                    created_at: r.get(6)?,
-                })
-            })
-            .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+            .map_err(StoreError::sql("reading approvals"))
     }
 
     /// Every report run on `id`, oldest first.
     pub fn reports(&self, id: &str) -> Result<Vec<ReportRow>, StoreError> {
-        let err = StoreError::sql("reading reports");
-        let mut st = self
-            .conn()
-            .prepare_cached(
+        self.conn()
+            .rows(
                 "SELECT id, compaction_id, report_sha256, report_json, policy_sha256,
                         verifier_version, created_at
                  FROM reports WHERE compaction_id = ?1 ORDER BY id",
+                &[Param::Text(id)],
+                |r| {
+                    Ok(ReportRow {
+                        id: r.int(0)?,
+                        compaction_id: r.string(1)?,
+                        report_sha256: r.string(2)?,
+                        report_json: r.string(3)?,
+                        policy_sha256: r.string(4)?,
+                        verifier_version: r.string(5)?,
+                        created_at: r.string(6)?,
+                    })
+                },
             )
-            .map_err(err)?;
-        let rows = st
-            .query_map([id], |r| {
-                Ok(ReportRow {
-                    id: r.get(0)?,
-                    compaction_id: r.get(1)?,
-                    report_sha256: r.get(2)?,
-                    report_json: r.get(3)?,
-                    policy_sha256: r.get(4)?,
-                    verifier_version: r.get(5)?,
-                    created_at: r.get(6)?,
-                })
-            })
-            .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+            .map_err(StoreError::sql("reading reports"))
     }
 
     /// The compaction of the same tenant and task recorded just before `before_id` (for a
@@ -354,31 +371,28 @@ impl Store {
         task_id: &str,
         before_id: &str,
     ) -> Result<Option<CompactionSummary>, StoreError> {
-        let err = StoreError::sql("reading the previous compaction of a task");
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS} FROM compactions
              WHERE tenant_id = ?1 AND task_id = ?2
                AND (created_at, id) < (SELECT created_at, id FROM compactions WHERE id = ?3)
              ORDER BY created_at DESC, id DESC LIMIT 1"
         );
-        let mut st = self.conn().prepare_cached(&sql).map_err(err)?;
-        let mut rows = st
-            .query(params![tenant_id, task_id, before_id])
-            .map_err(err)?;
-        match rows.next().map_err(err)? {
-            Some(row) => Ok(Some(summary_from_row(row).map_err(err)?)),
-            None => Ok(None),
-        }
+        self.conn()
+            .opt(
+                &sql,
+                &params![tenant_id, task_id, before_id],
+                summary_from_row,
+            )
+            .map_err(StoreError::sql("reading the previous compaction of a task"))
     }
 
     /// The receipts about `id`, oldest first.
     pub fn receipts_for(&self, id: &str) -> Result<Vec<StoredReceipt>, StoreError> {
-        super::audit_rows::entries_where(self.conn(), "compaction_id = ?1", &id)
+        super::audit_rows::entries_where(self.conn(), "compaction_id = ?1", Param::Text(id))
     }
 
     /// The receipt at `seq`, if any.
     pub fn receipt(&self, seq: u64) -> Result<Option<StoredReceipt>, StoreError> {
-        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-        Ok(super::audit_rows::entries_where(self.conn(), "seq = ?1", &seq)?.pop())
+        Ok(super::audit_rows::entries_where(self.conn(), "seq = ?1", Param::from(seq))?.pop())
     }
 }

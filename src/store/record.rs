@@ -3,13 +3,15 @@
 //!
 //! Requests are deduplicated by digest: recording the same request twice returns the first
 //! compaction and writes nothing. Each JSON text must hash to the digest given with it, so the
-//! store never holds a digest that its own bytes contradict.
+//! store never holds a digest that its own bytes contradict. A batch looks its digests and ids
+//! up in a few queries and writes its rows many per statement, so recording costs about the
+//! same per item over a network as on a local file.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::{HashMap, HashSet};
 
+use super::sql::{in_list, insert_rows, params, Conn, Param};
 use super::{LogWriter, Store, StoreError};
 use crate::audit::hex;
-use crate::audit::keys::NamedKey;
 use crate::audit::{Receipt, ReceiptKind};
 use crate::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 use sha2::{Digest, Sha256};
@@ -80,7 +82,11 @@ impl Store {
     pub fn record_verdict(&self, new: &NewCompaction) -> Result<Recorded, StoreError> {
         check_digest("request", &new.request_sha256, &new.request_json)?;
         check_digest("report", &new.report.report_sha256, &new.report.report_json)?;
-        self.write(|tx, log, _| insert(tx, log, new))
+        self.write(|tx, log, _| {
+            let mut done = insert_all(tx, log, &[new])?;
+            done.pop()
+                .unwrap_or_else(|| Err(StoreError::Corrupt("a verdict was not recorded".into())))
+        })
     }
 
     /// Records many verdicts in one transaction with one checkpoint at the end (`cq ingest`).
@@ -89,22 +95,34 @@ impl Store {
         &self,
         items: &[NewCompaction],
     ) -> Result<Vec<Result<Recorded, StoreError>>, StoreError> {
-        self.write(|tx, log, _| {
-            let mut out = Vec::with_capacity(items.len());
-            for new in items {
-                let checked = check_digest("request", &new.request_sha256, &new.request_json)
-                    .and_then(|()| {
-                        check_digest("report", &new.report.report_sha256, &new.report.report_json)
-                    });
-                // A bad item is reported in its slot; a database failure aborts the batch.
-                out.push(match checked.map(|()| insert(tx, log, new)) {
-                    Err(e) | Ok(Err(e @ StoreError::IdConflict(_))) => Err(e),
-                    Ok(Err(e)) => return Err(e),
-                    Ok(Ok(recorded)) => Ok(recorded),
-                });
-            }
-            Ok(out)
-        })
+        let checked: Vec<Result<(), StoreError>> = items
+            .iter()
+            .map(|new| {
+                check_digest("request", &new.request_sha256, &new.request_json).and_then(|()| {
+                    check_digest("report", &new.report.report_sha256, &new.report.report_json)
+                })
+            })
+            .collect();
+        let good: Vec<&NewCompaction> = items
+            .iter()
+            .zip(&checked)
+            .filter(|(_, c)| c.is_ok())
+            .map(|(new, _)| new)
+            .collect();
+        // A bad item is reported in its slot; a database failure aborts the batch.
+        let mut recorded = self
+            .write(|tx, log, _| insert_all(tx, log, &good))?
+            .into_iter();
+        let mut out = Vec::with_capacity(items.len());
+        for c in checked {
+            out.push(match c {
+                Err(e) => Err(e),
+                Ok(()) => recorded.next().unwrap_or_else(|| {
+                    Err(StoreError::Corrupt("a verdict was not recorded".into()))
+                }),
+            });
+        }
+        Ok(out)
     }
 
     /// Stores a rerun of compaction `id`. A changed report is a new report row, its rerun
@@ -113,14 +131,13 @@ impl Store {
     pub fn record_rerun(&self, id: &str, report: &NewReport) -> Result<ReportChange, StoreError> {
         check_digest("report", &report.report_sha256, &report.report_json)?;
         self.write(|tx, log, _| {
-            let current: Option<(String, String, String, String)> = tx
-                .query_row(
+            let current = tx
+                .opt(
                     "SELECT report_sha256, request_sha256, summary_sha256, source_population_sha256
                      FROM compactions WHERE id = ?1",
-                    [id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                    &[Param::Text(id)],
+                    |r| Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.string(3)?)),
                 )
-                .optional()
                 .map_err(StoreError::sql("reading the current report"))?;
             let (previous, request, summary, population) =
                 current.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
@@ -129,7 +146,14 @@ impl Store {
                     report_sha256: previous,
                 });
             }
-            insert_report(tx, id, report, log.time())?;
+            let time = log.time().to_owned();
+            insert_rows(
+                tx,
+                "reports",
+                &REPORT_COLUMNS,
+                &report_row(id, report, &time),
+            )
+            .map_err(StoreError::sql("inserting a report"))?;
             update_verdict(tx, id, report)?;
             let receipt = report_receipt(
                 ReceiptKind::Rerun,
@@ -140,7 +164,7 @@ impl Store {
                 report,
             )
             .with("previous_report_sha256", previous.as_str());
-            let appended = log.append(tx, &receipt, None)?;
+            let appended = log.append(&receipt, None)?;
             Ok(ReportChange::Changed {
                 previous,
                 current: report.report_sha256.clone(),
@@ -163,75 +187,152 @@ fn check_digest(what: &'static str, claimed: &str, text: &str) -> Result<(), Sto
     }
 }
 
-fn insert(
-    tx: &Connection,
+/// Lookups per query (parameters in one `IN` list).
+const LOOKUPS_PER_QUERY: usize = 256;
+
+/// Which of `keys` `column` of `compactions` already holds, with the id of its row.
+fn existing(
+    tx: &dyn Conn,
+    column: &str,
+    keys: &[&str],
+) -> Result<HashMap<String, String>, StoreError> {
+    let mut found = HashMap::new();
+    for chunk in keys.chunks(LOOKUPS_PER_QUERY) {
+        let sql = format!(
+            "SELECT {column}, id FROM compactions WHERE {}",
+            in_list(column, 1, chunk.len())
+        );
+        let values: Vec<Param<'_>> = chunk.iter().map(|k| Param::Text(k)).collect();
+        tx.query(&sql, &values, &mut |r| {
+            found.insert(r.string(0)?, r.string(1)?);
+            Ok(())
+        })
+        .map_err(StoreError::sql("looking up requests and ids"))?;
+    }
+    Ok(found)
+}
+
+const COMPACTION_COLUMNS: [&str; 16] = [
+    "id",
+    "tenant_id",
+    "task_id",
+    "request_sha256",
+    "summary_sha256",
+    "source_population_sha256",
+    "status",
+    "verdict",
+    "outcome",
+    "finding_status",
+    "verdict_class",
+    "has_secret_finding",
+    "main_reason",
+    "anomaly_count",
+    "report_sha256",
+    "created_at",
+];
+
+const REPORT_COLUMNS: [&str; 6] = [
+    "compaction_id",
+    "report_sha256",
+    "report_json",
+    "policy_sha256",
+    "verifier_version",
+    "created_at",
+];
+
+fn report_row<'a>(id: &'a str, r: &'a NewReport, time: &'a str) -> [Param<'a>; 6] {
+    params![
+        id,
+        &r.report_sha256,
+        &r.report_json,
+        &r.policy_sha256,
+        &r.verifier_version,
+        time
+    ]
+}
+
+/// Records `items` (digests already checked) in order: each new one with its request, first
+/// report and verdict receipt; a request recorded before (or earlier in `items`) is a
+/// duplicate, an id taken by another request a conflict.
+fn insert_all(
+    tx: &dyn Conn,
     log: &mut LogWriter,
-    new: &NewCompaction,
-) -> Result<Recorded, StoreError> {
-    let existing: Option<String> = tx
-        .prepare_cached("SELECT id FROM compactions WHERE request_sha256 = ?1")
-        .and_then(|mut st| st.query_row([&new.request_sha256], |r| r.get(0)).optional())
-        .map_err(StoreError::sql("looking up the request digest"))?;
-    if let Some(compaction_id) = existing {
-        return Ok(Recorded::Duplicate { compaction_id });
-    }
-    let taken: bool = tx
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM compactions WHERE id = ?1)")
-        .and_then(|mut st| st.query_row([&new.compaction_id], |r| r.get(0)))
-        .map_err(StoreError::sql("looking up the compaction id"))?;
-    if taken {
-        return Err(StoreError::IdConflict(new.compaction_id.clone()));
-    }
-    let r = &new.report;
-    let status = match r.verdict {
-        Verdict::Accepted => "accepted",
-        Verdict::Quarantined => "quarantined",
-    };
-    tx.prepare_cached(
-        "INSERT INTO compactions (id, tenant_id, task_id, request_sha256, summary_sha256, source_population_sha256, status, verdict, outcome, finding_status,
-             verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )
-    .and_then(|mut st| {
-        st.execute(params![
-            new.compaction_id,
-            new.tenant_id,
-            new.task_id,
-            new.request_sha256,
-            new.summary_sha256,
-            new.source_population_sha256,
+    items: &[&NewCompaction],
+) -> Result<Vec<Result<Recorded, StoreError>>, StoreError> {
+    let digests: Vec<&str> = items.iter().map(|n| n.request_sha256.as_str()).collect();
+    let ids: Vec<&str> = items.iter().map(|n| n.compaction_id.as_str()).collect();
+    let mut by_digest = existing(tx, "request_sha256", &digests)?;
+    let mut taken: HashSet<String> = existing(tx, "id", &ids)?.into_keys().collect();
+    let time = log.time().to_owned();
+    let mut compactions = Vec::with_capacity(items.len() * COMPACTION_COLUMNS.len());
+    let mut requests = Vec::with_capacity(items.len() * 2);
+    let mut reports = Vec::with_capacity(items.len() * REPORT_COLUMNS.len());
+    let mut out = Vec::with_capacity(items.len());
+    for new in items {
+        if let Some(id) = by_digest.get(&new.request_sha256) {
+            out.push(Ok(Recorded::Duplicate {
+                compaction_id: id.clone(),
+            }));
+            continue;
+        }
+        if !taken.insert(new.compaction_id.clone()) {
+            out.push(Err(StoreError::IdConflict(new.compaction_id.clone())));
+            continue;
+        }
+        by_digest.insert(new.request_sha256.clone(), new.compaction_id.clone());
+        let r = &new.report;
+        let status = match r.verdict {
+            Verdict::Accepted => "accepted",
+            Verdict::Quarantined => "quarantined",
+        };
+        compactions.extend(params![
+            &new.compaction_id,
+            &new.tenant_id,
+            &new.task_id,
+            &new.request_sha256,
+            &new.summary_sha256,
+            &new.source_population_sha256,
             status,
             r.verdict.as_str(),
             r.outcome.as_str(),
             r.finding_status.as_str(),
             r.verdict_class.as_str(),
             r.has_secret_finding,
-            r.main_reason,
+            &r.main_reason,
             r.anomaly_count,
-            r.report_sha256,
-            log.time(),
-        ])
-    })
-    .map_err(StoreError::sql("inserting a compaction"))?;
-    tx.prepare_cached("INSERT INTO requests (compaction_id, request_json) VALUES (?1, ?2)")
-        .and_then(|mut st| st.execute(params![new.compaction_id, new.request_json]))
-        .map_err(StoreError::sql("inserting a request"))?;
-    insert_report(tx, &new.compaction_id, r, log.time())?;
-    let receipt = report_receipt(
-        ReceiptKind::Verdict,
-        &new.compaction_id,
-        &new.request_sha256,
-        &new.summary_sha256,
-        &new.source_population_sha256,
-        r,
+            &r.report_sha256,
+            time.as_str(),
+        ]);
+        requests.extend(params![&new.compaction_id, &new.request_json]);
+        reports.extend(report_row(&new.compaction_id, r, &time));
+        let receipt = report_receipt(
+            ReceiptKind::Verdict,
+            &new.compaction_id,
+            &new.request_sha256,
+            &new.summary_sha256,
+            &new.source_population_sha256,
+            r,
+        )
+        .with("tenant_id", new.tenant_id.as_str())
+        .with("task_id", new.task_id.as_str());
+        let appended = log.append(&receipt, None)?;
+        out.push(Ok(Recorded::New {
+            compaction_id: new.compaction_id.clone(),
+            receipt_seq: appended.seq,
+        }));
+    }
+    insert_rows(tx, "compactions", &COMPACTION_COLUMNS, &compactions)
+        .map_err(StoreError::sql("inserting compactions"))?;
+    insert_rows(
+        tx,
+        "requests",
+        &["compaction_id", "request_json"],
+        &requests,
     )
-    .with("tenant_id", new.tenant_id.as_str())
-    .with("task_id", new.task_id.as_str());
-    let appended = log.append(tx, &receipt, None::<&NamedKey>)?;
-    Ok(Recorded::New {
-        compaction_id: new.compaction_id.clone(),
-        receipt_seq: appended.seq,
-    })
+    .map_err(StoreError::sql("inserting requests"))?;
+    insert_rows(tx, "reports", &REPORT_COLUMNS, &reports)
+        .map_err(StoreError::sql("inserting reports"))?;
+    Ok(out)
 }
 
 /// The digests, verdict columns and release requirement a verdict or rerun receipt binds. The
@@ -261,41 +362,21 @@ fn report_receipt(
         .with("approvals_required", u64::from(r.approvals_required))
 }
 
-fn insert_report(tx: &Connection, id: &str, r: &NewReport, time: &str) -> Result<(), StoreError> {
-    tx.prepare_cached(
-        "INSERT INTO reports (compaction_id, report_sha256, report_json, policy_sha256,
-             verifier_version, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )
-    .and_then(|mut st| {
-        st.execute(params![
-            id,
-            r.report_sha256,
-            r.report_json,
-            r.policy_sha256,
-            r.verifier_version,
-            time
-        ])
-    })
-    .map_err(StoreError::sql("inserting a report"))?;
-    Ok(())
-}
-
-fn update_verdict(tx: &Connection, id: &str, r: &NewReport) -> Result<(), StoreError> {
+fn update_verdict(tx: &dyn Conn, id: &str, r: &NewReport) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE compactions SET verdict = ?2, outcome = ?3, finding_status = ?4, verdict_class = ?5,
              has_secret_finding = ?6, main_reason = ?7, anomaly_count = ?8, report_sha256 = ?9
          WHERE id = ?1",
-        params![
+        &params![
             id,
             r.verdict.as_str(),
             r.outcome.as_str(),
             r.finding_status.as_str(),
             r.verdict_class.as_str(),
             r.has_secret_finding,
-            r.main_reason,
+            &r.main_reason,
             r.anomaly_count,
-            r.report_sha256
+            &r.report_sha256
         ],
     )
     .map_err(StoreError::sql("updating the verdict"))?;

@@ -4,14 +4,13 @@
 //! so the set of keys allowed to decide is covered by the same checkpoints as the decisions
 //! they sign, and nobody authorises themselves.
 
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine as _;
-use rusqlite::{params, OptionalExtension, Row};
-
+use super::sql::{params, Param, Row, SqlError};
 use super::{Store, StoreError};
 use crate::audit::authority::Role;
 use crate::audit::keys::{key_id, parse_public, NamedKey};
 use crate::audit::{Receipt, ReceiptKind};
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
 
 /// A registered reviewer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,18 +26,21 @@ pub struct Reviewer {
     pub created_at: String,
 }
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Reviewer> {
-    let role: String = r.get(3)?;
+fn from_row(r: &dyn Row) -> Result<Reviewer, SqlError> {
+    let role = r.text(3)?;
     Ok(Reviewer {
-        name: r.get(0)?,
-        public_key: r.get(1)?,
-        key_id: r.get(2)?,
-        role: Role::parse(&role).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, role.into())
+        name: r.string(0)?,
+        public_key: r.string(1)?,
+        key_id: r.string(2)?,
+        role: Role::parse(role).ok_or_else(|| {
+            SqlError::value(
+                3,
+                format!("an unknown role \"{}\"", crate::sanitize::excerpt(role, 40)),
+            )
         })?,
-        receipt_seq: r.get::<_, i64>(4)?.max(0) as u64,
-        created_at: r.get(5)?,
-        authorized_by: r.get(6)?,
+        receipt_seq: r.count(4)?,
+        created_at: r.string(5)?,
+        authorized_by: r.string(6)?,
     })
 }
 
@@ -81,13 +83,12 @@ impl Store {
                     _ => return Err(RegistrationError::NotApprover { key_id: k.key_id() }),
                 },
             };
-            let clash: Option<String> = tx
-                .query_row(
+            let clash = tx
+                .opt(
                     "SELECT name FROM reviewers WHERE name = ?1 OR key_id = ?2",
-                    params![name, id],
-                    |r| r.get(0),
+                    &params![name, &id],
+                    |r| r.string(0),
                 )
-                .optional()
                 .map_err(StoreError::sql("looking up reviewers"))?;
             let taken = clash.or_else(|| authority.reviewer(&id).map(|r| r.name.clone()));
             if let Some(existing) = taken {
@@ -100,20 +101,20 @@ impl Store {
                 .with("public_key", public_b64.as_str())
                 .with("role", role.as_str())
                 .with("authorized_by", authorized_by.as_str());
-            let appended = log.append(tx, &receipt, Some(signer))?;
+            let appended = log.append(&receipt, Some(signer))?;
             let time = log.time().to_owned();
             tx.execute(
                 "INSERT INTO reviewers (name, public_key, key_id, role, receipt_seq, created_at,
                      authorized_by)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
+                &params![
                     name,
-                    public_b64,
-                    id,
+                    &public_b64,
+                    &id,
                     role.as_str(),
-                    appended.seq as i64,
-                    time,
-                    authorized_by
+                    appended.seq,
+                    &time,
+                    &authorized_by
                 ],
             )
             .map_err(StoreError::sql("adding a reviewer"))?;
@@ -131,24 +132,23 @@ impl Store {
 
     /// Every registered reviewer, by name.
     pub fn reviewers(&self) -> Result<Vec<Reviewer>, StoreError> {
-        let err = StoreError::sql("listing reviewers");
-        let mut st = self
-            .conn()
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM reviewers ORDER BY name"))
-            .map_err(err)?;
-        let rows = st.query_map([], from_row).map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+        self.conn()
+            .rows(
+                &format!("SELECT {COLUMNS} FROM reviewers ORDER BY name"),
+                &[],
+                from_row,
+            )
+            .map_err(StoreError::sql("listing reviewers"))
     }
 
     /// The reviewer holding the key `key_id`, if registered.
     pub fn reviewer_by_key(&self, key_id: &str) -> Result<Option<Reviewer>, StoreError> {
-        let err = StoreError::sql("looking up a reviewer");
-        let mut st = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM reviewers WHERE key_id = ?1"
-            ))
-            .map_err(err)?;
-        st.query_row([key_id], from_row).optional().map_err(err)
+        self.conn()
+            .opt(
+                &format!("SELECT {COLUMNS} FROM reviewers WHERE key_id = ?1"),
+                &[Param::Text(key_id)],
+                from_row,
+            )
+            .map_err(StoreError::sql("looking up a reviewer"))
     }
 }

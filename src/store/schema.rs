@@ -1,17 +1,27 @@
-//! The store's schema as an ordered list of migrations, applied by `PRAGMA user_version`.
+//! The store's schema as an ordered list of migrations, one list for both backends: each SQL
+//! step is written in SQLite's dialect and PostgreSQL's ([`postgres_ddl`]), and a Rust step
+//! (data SQL cannot compute) runs on either. The version is SQLite's `PRAGMA user_version`
+//! or PostgreSQL's `schema_version` row.
 //!
 //! Migration `i` (1-based) takes a store from version `i - 1` to `i`. Each runs in its own
-//! `BEGIN IMMEDIATE` transaction that first rereads the version, so two processes opening an
-//! old store at once migrate it exactly once. Never edit a released step; append a new one.
+//! write transaction (the store's write lock) that first rereads the version, so two processes
+//! opening an old store at once migrate it exactly once. Never edit a released step; append a
+//! new one, in both dialects.
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+mod postgres_ddl;
 
+use std::path::Path;
+
+use super::sql::{params, Conn, Dialect, Transaction, Tx};
 use super::StoreError;
 
-/// One migration: SQL, or a Rust step for data SQL cannot compute.
+/// One migration step: SQL in each dialect, or a Rust step for data SQL cannot compute.
 pub(crate) enum Step {
-    Sql(&'static str),
-    Rust(fn(&Connection) -> Result<(), StoreError>),
+    Sql {
+        sqlite: &'static str,
+        postgres: &'static str,
+    },
+    Rust(fn(&dyn Conn) -> Result<(), StoreError>),
 }
 
 /// Version 1: the tables.
@@ -169,11 +179,26 @@ CREATE TABLE agent_sessions (
 ";
 
 pub(crate) const MIGRATIONS: &[&[Step]] = &[
-    &[Step::Sql(V1)],
-    &[Step::Sql(V2)],
-    &[Step::Sql(V3), Step::Rust(fill_frontier)],
+    &[Step::Sql {
+        sqlite: V1,
+        postgres: postgres_ddl::V1,
+    }],
+    &[Step::Sql {
+        sqlite: V2,
+        postgres: postgres_ddl::V2,
+    }],
     &[
-        Step::Sql(V4),
+        Step::Sql {
+            sqlite: V3,
+            postgres: postgres_ddl::V3,
+        },
+        Step::Rust(fill_frontier),
+    ],
+    &[
+        Step::Sql {
+            sqlite: V4,
+            postgres: postgres_ddl::V4,
+        },
         Step::Rust(super::log::rebuild_nodes),
         Step::Rust(fill_authorisers),
     ],
@@ -182,18 +207,40 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-pub(crate) fn version(conn: &Connection) -> Result<i64, StoreError> {
-    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+pub(crate) fn version(conn: &dyn Conn) -> Result<i64, StoreError> {
+    conn.schema_version()
         .map_err(StoreError::sql("reading the schema version"))
 }
 
 /// Brings the store to [`SCHEMA_VERSION`].
-pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+pub(crate) fn migrate(conn: &dyn Conn) -> Result<(), StoreError> {
     migrate_to(conn, SCHEMA_VERSION)
 }
 
-/// Brings the store to `target` (tests use this to build every earlier version).
-pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
+/// Refuses a store a read-only open cannot use: none at all (an empty database), or one of
+/// another schema version.
+pub(crate) fn check_current(conn: &dyn Conn, shown: &Path) -> Result<(), StoreError> {
+    let found = version(conn)?;
+    if found == 0 && conn.dialect() == Dialect::Postgres {
+        return Err(StoreError::Missing(shown.to_owned()));
+    }
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if found < SCHEMA_VERSION {
+        return Err(StoreError::OlderSchema {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Brings the store to `target`.
+pub(crate) fn migrate_to(conn: &dyn Conn, target: i64) -> Result<(), StoreError> {
     loop {
         let current = version(conn)?;
         if current > SCHEMA_VERSION {
@@ -205,10 +252,10 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
         if current >= target {
             return Ok(());
         }
-        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
-            .map_err(StoreError::sql("starting a migration"))?;
+        let tx =
+            Transaction::begin(conn, Tx::Write).map_err(StoreError::sql("starting a migration"))?;
         // Another process may have migrated while we waited for the lock.
-        if version(&tx)? == current {
+        if version(conn)? == current {
             let steps = usize::try_from(current)
                 .ok()
                 .and_then(|i| MIGRATIONS.get(i))
@@ -217,13 +264,16 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
                 })?;
             for step in *steps {
                 match step {
-                    Step::Sql(sql) => tx
-                        .execute_batch(sql)
+                    Step::Sql { sqlite, postgres } => conn
+                        .batch(match conn.dialect() {
+                            Dialect::Sqlite => sqlite,
+                            Dialect::Postgres => postgres,
+                        })
                         .map_err(StoreError::sql("applying a schema migration"))?,
-                    Step::Rust(f) => f(&tx)?,
+                    Step::Rust(f) => f(conn)?,
                 }
             }
-            tx.pragma_update(None, "user_version", current + 1)
+            conn.set_schema_version(current + 1)
                 .map_err(StoreError::sql("recording the schema version"))?;
         }
         tx.commit()
@@ -233,22 +283,21 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<(), StoreError> {
 
 /// Version 4's step: who authorised each registration, from its receipt (empty for a
 /// registration made before receipts named their authoriser).
-fn fill_authorisers(conn: &Connection) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading reviewer registrations");
-    let mut st = conn
-        .prepare("SELECT seq, receipt_json FROM audit_entries WHERE kind = 'reviewer'")
-        .map_err(err)?;
-    let rows = st
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        .map_err(err)?;
+fn fill_authorisers(conn: &dyn Conn) -> Result<(), StoreError> {
+    let rows = conn
+        .rows(
+            "SELECT seq, receipt_json FROM audit_entries WHERE kind = 'reviewer'",
+            &[],
+            |r| Ok((r.int(0)?, r.string(1)?)),
+        )
+        .map_err(StoreError::sql("reading reviewer registrations"))?;
     for (seq, body) in rows {
         let by = crate::audit::receipt_fields::read(&body)
             .and_then(|b| b.str("authorized_by").map(str::to_owned))
             .unwrap_or_default();
         conn.execute(
             "UPDATE reviewers SET authorized_by = ?2 WHERE receipt_seq = ?1",
-            rusqlite::params![seq, by],
+            &params![seq, &by],
         )
         .map_err(StoreError::sql("recording reviewer authorisers"))?;
     }
@@ -256,15 +305,14 @@ fn fill_authorisers(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Version 3's step: the frontier from the stored leaf hashes (version 4 replaces it).
-fn fill_frontier(conn: &Connection) -> Result<(), StoreError> {
-    let err = StoreError::sql("reading audit leaves");
-    let mut st = conn
-        .prepare("SELECT leaf_hash FROM audit_entries ORDER BY seq")
-        .map_err(err)?;
-    let leaves = st
-        .query_map([], |r| r.get::<_, String>(0))
-        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        .map_err(err)?;
+fn fill_frontier(conn: &dyn Conn) -> Result<(), StoreError> {
+    let leaves = conn
+        .rows(
+            "SELECT leaf_hash FROM audit_entries ORDER BY seq",
+            &[],
+            |r| r.string(0),
+        )
+        .map_err(StoreError::sql("reading audit leaves"))?;
     let mut frontier = crate::audit::merkle::Frontier::new();
     for leaf in leaves {
         let leaf = crate::audit::unhex32(&leaf).ok_or_else(|| {
@@ -275,7 +323,7 @@ fn fill_frontier(conn: &Connection) -> Result<(), StoreError> {
     for (height, hash) in frontier.levels() {
         conn.execute(
             "INSERT INTO audit_frontier (height, hash) VALUES (?1, ?2)",
-            rusqlite::params![height, crate::audit::hex(&hash)],
+            &params![height, &crate::audit::hex(&hash)],
         )
         .map_err(StoreError::sql("filling the audit frontier"))?;
     }

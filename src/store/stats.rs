@@ -11,10 +11,8 @@
 //! which only grow; reruns are counted (reports beyond each compaction's first), so no read
 //! here touches a report's text.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{params_from_iter, Connection};
-
 use super::filter::ListFilter;
+use super::sql::{Conn, Dialect, Param};
 use super::{Action, Store, StoreError};
 
 /// How far a caller's running totals have read.
@@ -68,75 +66,63 @@ pub struct StatsDelta {
 
 /// `(text, count)` rows of a grouping query.
 fn counted(
-    conn: &Connection,
+    conn: &dyn Conn,
     sql: &str,
-    values: Vec<SqlValue>,
+    values: &[Param<'_>],
     context: &'static str,
 ) -> Result<Vec<(String, u64)>, StoreError> {
-    let err = StoreError::sql(context);
-    let mut st = conn.prepare_cached(sql).map_err(err)?;
-    let rows = st
-        .query_map(params_from_iter(values), |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
-        })
-        .map_err(err)?;
-    rows.collect::<Result<_, _>>().map_err(err)
+    conn.rows(sql, values, |r| Ok((r.string(0)?, r.count(1)?)))
+        .map_err(StoreError::sql(context))
 }
 
 /// `AND (created_at, id) > (?, ?)` after `mark`, with its values.
-fn after(mark: &StatsMark) -> (&'static str, Vec<SqlValue>) {
+fn after(mark: &StatsMark) -> (&'static str, Vec<Param<'_>>) {
     match &mark.compaction {
         Some((at, id)) => (
             " AND (created_at, id) > (?1, ?2)",
-            vec![SqlValue::Text(at.clone()), SqlValue::Text(id.clone())],
+            vec![Param::Text(at), Param::Text(id)],
         ),
         None => ("", Vec::new()),
     }
 }
 
-fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> {
+fn since(conn: &dyn Conn, mark: &StatsMark) -> Result<StatsDelta, StoreError> {
     let (newer, values) = after(mark);
-    let err = StoreError::sql("counting compactions per day");
     let sql = format!(
-        "SELECT substr(created_at, 1, 10), SUM(status <> 'accepted'), SUM(status = 'accepted')
+        "SELECT substr(created_at, 1, 10),
+                SUM(CASE WHEN status <> 'accepted' THEN 1 ELSE 0 END),
+                SUM(CASE WHEN status = 'accepted' THEN 1 ELSE 0 END)
          FROM compactions WHERE 1 = 1{newer} GROUP BY 1 ORDER BY 1"
     );
-    let mut st = conn.prepare_cached(&sql).map_err(err)?;
-    let days = st
-        .query_map(params_from_iter(values.clone()), |r| {
+    let days = conn
+        .rows(&sql, &values, |r| {
             Ok(DayTally {
-                day: r.get(0)?,
-                quarantined: r.get::<_, i64>(1)?.max(0) as u64,
-                accepted: r.get::<_, i64>(2)?.max(0) as u64,
+                day: r.string(0)?,
+                quarantined: r.count(1)?,
+                accepted: r.count(2)?,
             })
         })
-        .map_err(err)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+        .map_err(StoreError::sql("counting compactions per day"))?;
     let quarantined_reasons = counted(
         conn,
         &format!(
             "SELECT main_reason, COUNT(*) FROM compactions
              WHERE status <> 'accepted'{newer} GROUP BY 1 ORDER BY 1"
         ),
-        values,
+        &values,
         "counting new quarantines by reason",
     )?;
-    let err = StoreError::sql("counting decisions per day");
-    let mut st = conn
-        .prepare_cached(
+    let decided = [Param::Int(mark.decision_id)];
+    let decisions = conn
+        .rows(
             "SELECT substr(created_at, 1, 10), action, reviewer, COUNT(*) FROM decisions
              WHERE id > ?1 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            &decided,
+            |r| Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.count(3)?)),
         )
-        .map_err(err)?;
-    let decisions = st
-        .query_map([mark.decision_id], |r| {
-            let action: String = r.get(1)?;
-            Ok((r.get(0)?, action, r.get(2)?, r.get::<_, i64>(3)?))
-        })
-        .map_err(err)?
-        .map(|row| {
-            let (day, action, reviewer, count) = row.map_err(err)?;
+        .map_err(StoreError::sql("counting decisions per day"))?
+        .into_iter()
+        .map(|(day, action, reviewer, count)| {
             let action = Action::parse(&action).ok_or_else(|| {
                 StoreError::Corrupt(format!("decision action \"{action}\" is unknown"))
             })?;
@@ -144,7 +130,7 @@ fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> 
                 day,
                 action,
                 reviewer,
-                count: count.max(0) as u64,
+                count,
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
@@ -152,32 +138,28 @@ fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> 
         conn,
         "SELECT c.main_reason, COUNT(*) FROM decisions d JOIN compactions c ON c.id = d.compaction_id
          WHERE d.id > ?1 GROUP BY 1 ORDER BY 1",
-        vec![SqlValue::Integer(mark.decision_id)],
+        &decided,
         "counting new decisions by reason",
     )?;
     let err = StoreError::sql("reading the newest rows");
-    let count = |sql: &str| -> Result<u64, StoreError> {
-        conn.prepare_cached(sql)
-            .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
-            .map(|n| n.max(0) as u64)
-            .map_err(err)
-    };
+    let count = |sql: &str| conn.one(sql, &[], |r| r.count(0)).map_err(err);
     let decision_id = conn
-        .prepare_cached("SELECT COALESCE(MAX(id), ?1) FROM decisions")
-        .and_then(|mut st| st.query_row([mark.decision_id], |r| r.get(0)))
+        .one(
+            "SELECT COALESCE(MAX(id), ?1) FROM decisions",
+            &decided,
+            |r| r.int(0),
+        )
         .map_err(err)?;
     // Every compaction has one first report; each report beyond it is a changed rerun. Both
     // counts read an index, never the reports' text.
     let total = count("SELECT COUNT(*) FROM compactions")?;
     let reruns = count("SELECT COUNT(*) FROM reports")?.saturating_sub(total);
-    let newest: Option<(String, String)> = conn
-        .prepare_cached(
+    let newest = conn
+        .opt(
             "SELECT created_at, id FROM compactions ORDER BY created_at DESC, id DESC LIMIT 1",
+            &[],
+            |r| Ok((r.string(0)?, r.string(1)?)),
         )
-        .and_then(|mut st| {
-            let mut rows = st.query([])?;
-            rows.next()?.map(|r| Ok((r.get(0)?, r.get(1)?))).transpose()
-        })
         .map_err(err)?;
     Ok(StatsDelta {
         mark: StatsMark {
@@ -194,17 +176,21 @@ fn since(conn: &Connection, mark: &StatsMark) -> Result<StatsDelta, StoreError> 
     })
 }
 
+/// The check of a `check: reason` main reason (the whole text when it has no colon).
+fn check_of(dialect: Dialect, column: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => format!(
+            "CASE WHEN instr({column}, ':') > 0
+             THEN substr({column}, 1, instr({column}, ':') - 1) ELSE {column} END"
+        ),
+        Dialect::Postgres => format!("split_part({column}, ':', 1)"),
+    }
+}
+
 impl Store {
     /// What changed after `mark`, read in one transaction (the default mark reads all).
     pub fn stats_since(&self, mark: &StatsMark) -> Result<StatsDelta, StoreError> {
-        self.conn()
-            .execute_batch("BEGIN DEFERRED")
-            .map_err(StoreError::sql("starting a read transaction"))?;
-        let result = since(self.conn(), mark);
-        let ended = self.conn().execute_batch("COMMIT");
-        let delta = result?;
-        ended.map_err(StoreError::sql("ending the read transaction"))?;
-        Ok(delta)
+        self.read(|conn| since(conn, mark))
     }
 
     /// What is quarantined now, by main reason, most first.
@@ -213,7 +199,7 @@ impl Store {
             self.conn(),
             "SELECT main_reason, COUNT(*) FROM compactions WHERE status = 'quarantined'
              GROUP BY 1 ORDER BY 2 DESC, 1",
-            Vec::new(),
+            &[],
             "counting quarantines by reason",
         )
     }
@@ -221,21 +207,19 @@ impl Store {
     /// What `filter` matches, by the check of its main reason (`secrets` for
     /// `secrets: secret_found`), most first; items without a reason are left out.
     pub fn reason_counts(&self, filter: &ListFilter) -> Result<Vec<(String, u64)>, StoreError> {
-        let (clause, values) = filter.where_clause();
+        let (clause, values) = filter.where_clause(self.dialect());
         let joined = if clause.is_empty() {
             "WHERE main_reason <> ''".to_owned()
         } else {
             format!("{clause} AND main_reason <> ''")
         };
+        let check = check_of(self.dialect(), "main_reason");
         counted(
             self.conn(),
             &format!(
-                "SELECT CASE WHEN instr(main_reason, ':') > 0
-                        THEN substr(main_reason, 1, instr(main_reason, ':') - 1)
-                        ELSE main_reason END, COUNT(*)
-                 FROM compactions {joined} GROUP BY 1 ORDER BY 2 DESC, 1"
+                "SELECT {check}, COUNT(*) FROM compactions {joined} GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
-            values,
+            &values,
             "counting the queue by reason",
         )
     }

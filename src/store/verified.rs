@@ -9,14 +9,15 @@
 //! fallback. What this does not see (a receipt hidden by editing its compaction column) makes
 //! a compaction look less settled, never more, and `cq audit verify` names it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 
-use super::audit_rows::entries_where;
-use super::log::{latest_note, node};
+use super::audit_rows::{entries_in, entries_where};
+use super::log::{latest_note, nodes};
 use super::query::Status;
+use super::sql::Param;
 use super::{Store, StoreError};
 use crate::audit::authority::{Authority, Registration, Role};
 use crate::audit::merkle::{self, leaf_hash, Hash};
@@ -80,16 +81,34 @@ struct Head {
     root: Hash,
 }
 
+/// What every verified read starts from: the trusted key, the signed head it verified, and
+/// the chain of authority proven under it.
+pub(crate) struct Verifier {
+    head: Head,
+    pub authority: Authority,
+}
+
 impl Store {
+    /// The trusted key's signed head and the verified chain of authority (one snapshot).
+    pub(crate) fn verifier(&self) -> Result<Verifier, StoreError> {
+        let key = *self.trusted_key()?;
+        self.read(|_| {
+            let head = self.signed_head(&key)?;
+            let authority = self.authority(&head, &key)?;
+            Ok(Verifier { head, authority })
+        })
+    }
+
     /// The latest checkpoint, verified with the trusted store key, covering the whole log.
     fn signed_head(&self, key: &VerifyingKey) -> Result<Head, StoreError> {
-        let size: i64 = self
+        let size = self
             .conn()
-            .query_row("SELECT COALESCE(MAX(seq), 0) FROM audit_entries", [], |r| {
-                r.get(0)
-            })
+            .one(
+                "SELECT COALESCE(MAX(seq), 0) FROM audit_entries",
+                &[],
+                |r| r.count(0),
+            )
             .map_err(StoreError::sql("reading the audit log size"))?;
-        let size = size.max(0) as u64;
         if size == 0 {
             return Ok(Head {
                 size,
@@ -117,32 +136,48 @@ impl Store {
         })
     }
 
-    /// Checks that `row` is, byte for byte, leaf `row.seq` of the signed tree.
-    fn proven(&self, head: &Head, row: &EntryRow) -> Result<(), StoreError> {
-        let index = row.seq.checked_sub(1).filter(|i| *i < head.size);
-        let Some(index) = index else {
-            return Err(self
-                .tampered(format!("entry {} lies outside the signed log", row.seq))
-                .into());
-        };
-        let mut path = Vec::new();
-        for (lo, hi) in merkle::inclusion_ranges(index, head.size) {
-            let mut roots = Vec::new();
-            for (level, idx) in merkle::range_nodes(lo, hi) {
-                roots.push(node(self.conn(), level, idx)?.ok_or_else(|| {
-                    self.tampered(format!("its audit tree lacks node {level}/{idx}"))
-                })?);
-            }
-            path.extend(merkle::fold_range(&roots));
+    /// Checks that each of `rows` is, byte for byte, leaf `row.seq` of the signed tree (the
+    /// nodes of every proof read in one go).
+    fn proven(&self, head: &Head, rows: &[EntryRow]) -> Result<(), StoreError> {
+        let mut plans = Vec::with_capacity(rows.len());
+        let mut wanted = Vec::new();
+        for row in rows {
+            let index = row.seq.checked_sub(1).filter(|i| *i < head.size);
+            let Some(index) = index else {
+                return Err(self
+                    .tampered(format!("entry {} lies outside the signed log", row.seq))
+                    .into());
+            };
+            let ranges: Vec<Vec<(u32, u64)>> = merkle::inclusion_ranges(index, head.size)
+                .into_iter()
+                .map(|(lo, hi)| merkle::range_nodes(lo, hi))
+                .collect();
+            wanted.extend(ranges.iter().flatten().copied());
+            plans.push((row, index, ranges));
         }
-        let root = merkle::root_from_path(leaf_hash(row.body.as_bytes()), index, head.size, &path);
-        if root != Some(head.root) {
-            return Err(self
-                .tampered(format!(
-                    "entry {} is not the receipt its signed checkpoint holds",
-                    row.seq
-                ))
-                .into());
+        wanted.sort_unstable();
+        wanted.dedup();
+        let found = nodes(self.conn(), &wanted)?;
+        for (row, index, ranges) in plans {
+            let mut path = Vec::new();
+            for range in ranges {
+                let mut roots = Vec::with_capacity(range.len());
+                for (level, idx) in range {
+                    roots.push(*found.get(&(level, idx)).ok_or_else(|| {
+                        self.tampered(format!("its audit tree lacks node {level}/{idx}"))
+                    })?);
+                }
+                path.extend(merkle::fold_range(&roots));
+            }
+            let leaf = leaf_hash(row.body.as_bytes());
+            if merkle::root_from_path(leaf, index, head.size, &path) != Some(head.root) {
+                return Err(self
+                    .tampered(format!(
+                        "entry {} is not the receipt its signed checkpoint holds",
+                        row.seq
+                    ))
+                    .into());
+            }
         }
         Ok(())
     }
@@ -151,8 +186,13 @@ impl Store {
     fn authority(&self, head: &Head, key: &VerifyingKey) -> Result<Authority, StoreError> {
         let mut authority = Authority::new(key);
         let kind = ReceiptKind::Reviewer.as_str();
-        for row in entries_where(self.conn(), "kind = ?1 AND compaction_id IS NULL", &kind)? {
-            self.proven(head, &row)?;
+        let rows = entries_where(
+            self.conn(),
+            "kind = ?1 AND compaction_id IS NULL",
+            Param::Text(kind),
+        )?;
+        self.proven(head, &rows)?;
+        for row in rows {
             let body = receipt_fields::read(&row.body)
                 .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
             if body.str("kind") != Some(kind) {
@@ -172,29 +212,35 @@ impl Store {
 
     /// The registered reviewer holding `key_id`, from verified registrations.
     pub fn verified_reviewer(&self, key_id: &str) -> Result<Option<Registration>, StoreError> {
-        let key = *self.trusted_key()?;
-        let head = self.signed_head(&key)?;
-        Ok(self.authority(&head, &key)?.reviewer(key_id).cloned())
+        Ok(self.verifier()?.authority.reviewer(key_id).cloned())
     }
 
     /// Whether the store's key may still register someone (no approver yet), from verified
     /// registrations.
     pub(crate) fn verified_authority(&self) -> Result<Authority, StoreError> {
-        let key = *self.trusted_key()?;
-        let head = self.signed_head(&key)?;
-        self.authority(&head, &key)
+        Ok(self.verifier()?.authority)
     }
 
     /// Compaction `id` as its verified receipts describe it (see the module docs).
     pub fn verified_compaction(&self, id: &str) -> Result<VerifiedCompaction, StoreError> {
-        let key = *self.trusted_key()?;
-        let head = self.signed_head(&key)?;
-        let authority = self.authority(&head, &key)?;
-        let rows = entries_where(self.conn(), "compaction_id = ?1", &id)?;
+        self.read(|_| {
+            let verifier = self.verifier()?;
+            self.verified_compaction_with(&verifier, id)
+        })
+    }
+
+    /// [`Store::verified_compaction`] under a verifier already at hand (same snapshot).
+    pub(crate) fn verified_compaction_with(
+        &self,
+        verifier: &Verifier,
+        id: &str,
+    ) -> Result<VerifiedCompaction, StoreError> {
+        let (head, authority) = (&verifier.head, &verifier.authority);
+        let rows = entries_where(self.conn(), "compaction_id = ?1", Param::Text(id))?;
+        self.proven(head, &rows)?;
+        self.chained(&rows)?;
         let mut state: Option<VerifiedCompaction> = None;
         for row in &rows {
-            self.proven(&head, row)?;
-            self.chained(row)?;
             let body = receipt_fields::read(&row.body)
                 .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
             if body.str("compaction_id") != Some(id) || body.int("seq") != Some(row.seq as i64) {
@@ -206,7 +252,7 @@ impl Store {
                     .into());
             }
             let kind = body.str("kind").and_then(ReceiptKind::parse);
-            self.apply(&mut state, kind, row, &body, &authority)?;
+            self.apply(&mut state, kind, row, &body, authority)?;
         }
         let state =
             state.ok_or_else(|| StoreError::UnknownCompaction(crate::sanitize::excerpt(id, 80)))?;
@@ -214,28 +260,29 @@ impl Store {
         Ok(state)
     }
 
-    /// The receipt names the hash of the one before it.
-    fn chained(&self, row: &EntryRow) -> Result<(), StoreError> {
-        if row.seq <= 1 {
-            return Ok(());
-        }
-        let before = entries_where(self.conn(), "seq = ?1", &((row.seq - 1) as i64))?;
-        let named = receipt_fields::read(&row.body)
-            .and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
-        match before.first() {
-            Some(prev)
-                if named.as_deref()
-                    == Some(hex(&Sha256::digest(prev.body.as_bytes())).as_str()) =>
-            {
-                Ok(())
+    /// Each of `rows` names the hash of the entry before it.
+    fn chained(&self, rows: &[EntryRow]) -> Result<(), StoreError> {
+        let before: Vec<u64> = rows.iter().filter_map(|r| r.seq.checked_sub(1)).collect();
+        let previous: HashMap<u64, EntryRow> = entries_in(self.conn(), &before)?
+            .into_iter()
+            .map(|r| (r.seq, r))
+            .collect();
+        for row in rows.iter().filter(|r| r.seq > 1) {
+            let named = receipt_fields::read(&row.body)
+                .and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
+            let actual = previous
+                .get(&(row.seq - 1))
+                .map(|prev| hex(&Sha256::digest(prev.body.as_bytes())));
+            if named.is_none() || named != actual {
+                return Err(self
+                    .tampered(format!(
+                        "entry {} does not follow the entry before it",
+                        row.seq
+                    ))
+                    .into());
             }
-            _ => Err(self
-                .tampered(format!(
-                    "entry {} does not follow the entry before it",
-                    row.seq
-                ))
-                .into()),
         }
+        Ok(())
     }
 
     /// Folds one verified receipt into the compaction's state.

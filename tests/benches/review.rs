@@ -14,7 +14,9 @@
 //! the audit view (in the view, then on the queue after leaving it: a verify cannot stop
 //! mid-way), and quitting while that verify still runs. Prints markdown tables. Targets:
 //! first frame ≤ 300 ms, key to frame ≤ 30 ms (during slow jobs too), peak resident memory
-//! ≤ 150 MB. `CQ_BENCH_ITEMS` overrides the number of items.
+//! ≤ 150 MB. `CQ_BENCH_ITEMS` overrides the number of items. With `CQ_TEST_POSTGRES` set (a
+//! server URL, as `.ci/run` exports) the same rows run again on a PostgreSQL store in a fresh
+//! schema, in the same run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -66,20 +68,53 @@ fn main() {
     // `CQ_BENCH_REVIEW_DB=PATH` keeps the store there and reuses it on the next run.
     let keep = std::env::var_os("CQ_BENCH_REVIEW_DB").map(std::path::PathBuf::from);
     let db = keep.unwrap_or_else(|| dir.path().join("review-bench.db"));
-    if !db.exists() {
-        let t = Instant::now();
-        build(&db, items());
-        eprintln!("built a store of {} items in {:.1?}", items(), t.elapsed());
-    }
-    for slow in [false, true] {
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
-        child.env(CHILD_ENV, &db);
-        if slow {
-            child.env(SLOW_ENV, "1");
+    let mut stores = vec![("SQLite", db)];
+    let postgres = postgres_schema(dir.path());
+    stores.extend(postgres.iter().map(|(url, _)| ("PostgreSQL", url.clone())));
+    for (backend, db) in stores {
+        println!("\n## {backend}\n");
+        if !cq::store::exists(&db) || backend == "PostgreSQL" {
+            let t = Instant::now();
+            build(&db, items());
+            eprintln!(
+                "built a {backend} store of {} items in {:.1?}",
+                items(),
+                t.elapsed()
+            );
         }
-        let status = child.status().unwrap();
-        assert!(status.success(), "the measuring process failed");
+        for slow in [false, true] {
+            let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+            child.env(CHILD_ENV, &db);
+            child.env("XDG_CONFIG_HOME", dir.path().join("config"));
+            if slow {
+                child.env(SLOW_ENV, "1");
+            }
+            let status = child.status().unwrap();
+            assert!(status.success(), "the measuring process failed");
+        }
     }
+    if let Some((_, drop_schema)) = postgres {
+        drop_schema();
+    }
+}
+
+/// A fresh schema on the `CQ_TEST_POSTGRES` server: the store's URL and what drops it.
+fn postgres_schema(dir: &Path) -> Option<(std::path::PathBuf, impl FnOnce())> {
+    let base = std::env::var("CQ_TEST_POSTGRES")
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    // The store's signing key goes to this run's config directory.
+    std::env::set_var("XDG_CONFIG_HOME", dir.join("config"));
+    let schema = format!("bench_review_{}", std::process::id());
+    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
+    Some((std::path::PathBuf::from(url), move || {
+        let _ = admin.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+    }))
 }
 
 /// Four kinds of request (clean, conflict, secret, unparsable), each checked once for real;

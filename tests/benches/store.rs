@@ -1,6 +1,8 @@
 //! `cargo bench --bench store`: ingest rate of typical records (batched), decision rate,
-//! queue paging on a large store, and `audit verify` over 100,000 receipts. Prints a markdown
-//! table. Targets: ingest ≥ 5,000 records/s, verify of 100,000 receipts ≤ 2 s.
+//! queue paging on a large store, and `audit verify` over 100,000 receipts, on SQLite and,
+//! with `CQ_TEST_POSTGRES` set (a server URL, as `.ci/run` exports), on PostgreSQL in the same
+//! run. Prints one markdown table per backend. Targets: ingest ≥ 5,000 records/s, one decision
+//! ≤ 5 ms, verify of 100,000 receipts ≤ 2 s (SQLite) and ≤ 3 s (PostgreSQL).
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +12,7 @@ mod fixtures;
 use std::time::{Duration, Instant};
 
 use cq::audit::verify;
-use cq::store::{Action, DecisionRequest, ListFilter, SortKey, Status};
+use cq::store::{Action, DecisionRequest, ListFilter, SortKey, Status, Store};
 use fixtures::*;
 
 /// Records ingested; `CQ_BENCH_RECORDS` overrides it for quick profiling runs.
@@ -28,6 +30,56 @@ struct Row {
     n: usize,
     took: Duration,
     cpu: Duration,
+    /// CPU time of the PostgreSQL server's processes meanwhile (zero for SQLite).
+    server: Duration,
+}
+
+/// The PostgreSQL server's main process, when the bench runs against one on this machine.
+static POSTMASTER: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+
+/// `(parent pid, user + system ticks)` of process `pid`, from /proc on Linux.
+fn proc_stat(pid: &str) -> Option<(u32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    Some((u32::try_from(n(1)?).ok()?, n(11)? + n(12)?))
+}
+
+/// CPU time of the server's processes (the postmaster and its children).
+fn server_time() -> Duration {
+    let Some(Some(main)) = POSTMASTER.get() else {
+        return Duration::ZERO;
+    };
+    let mut ticks = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if let Some((parent, t)) = proc_stat(pid) {
+            if parent == *main || pid == main.to_string() {
+                ticks += t;
+            }
+        }
+    }
+    Duration::from_millis(ticks * 10)
+}
+
+/// Finds the server behind `CQ_TEST_POSTGRES` (its postmaster is our backend's parent).
+fn find_server() {
+    let pid = std::env::var(PG_ENV).ok().and_then(|url| {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).ok()?;
+        let backend: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .ok()?
+            .get(0);
+        proc_stat(&backend.to_string()).map(|(parent, _)| parent)
+    });
+    let _ = POSTMASTER.set(pid);
 }
 
 /// This process's CPU time (user + system, all threads), from /proc on Linux.
@@ -47,9 +99,15 @@ fn cpu_time() -> Duration {
 
 /// Times `f`, wall clock and CPU.
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
-    let (t, c) = (Instant::now(), cpu_time());
+    let (t, c, s) = (Instant::now(), cpu_time(), server_time());
     let out = f();
+    SERVER_SPENT.with(|spent| spent.set(server_time().saturating_sub(s)));
     (out, t.elapsed(), cpu_time().saturating_sub(c))
+}
+
+thread_local! {
+    /// The server's CPU time during the last `timed` call.
+    static SERVER_SPENT: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
 }
 
 fn main() {
@@ -64,16 +122,67 @@ fn main() {
         );
         return;
     }
-    // `CQ_BENCH_KEEP=DIR` keeps the store in DIR instead of a temporary directory.
-    let kept = std::env::var_os("CQ_BENCH_KEEP").map(std::path::PathBuf::from);
-    let temp = tempfile::tempdir().unwrap();
-    let dir = kept.as_deref().unwrap_or(temp.path());
-    let path = dir.join("bench.db");
-    let store = open(&path);
-    let team = team(&store);
+    find_server();
+    let mut tables = Vec::new();
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let Some(s) = TestStore::new(kind, "the store bench") else {
+            continue;
+        };
+        // `CQ_BENCH_KEEP=DIR` keeps the SQLite store in DIR instead of a temporary directory.
+        let kept = std::env::var_os("CQ_BENCH_KEEP").map(std::path::PathBuf::from);
+        let store = match (&kept, kind) {
+            (Some(dir), Kind::Sqlite) => open(&dir.join("bench.db")),
+            _ => s.open(),
+        };
+        tables.push((kind, measure(&store)));
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "machine: {cores} cores, load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for (kind, rows) in tables {
+        println!();
+        println!("{kind:?}:");
+        println!();
+        println!("| operation | n | wall | cpu | server cpu | rate (wall) |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        for r in rows {
+            let secs = r.took.as_secs_f64();
+            let rate = if r.n > 1 {
+                format!("{:.0}/s", r.n as f64 / secs)
+            } else {
+                "-".into()
+            };
+            println!(
+                "| {} | {} | {:.3} s | {:.2} s | {:.2} s | {rate} |",
+                r.what,
+                r.n,
+                secs,
+                r.cpu.as_secs_f64(),
+                r.server.as_secs_f64(),
+            );
+        }
+    }
+}
+
+/// Every row, measured on `store`.
+fn measure(store: &Store) -> Vec<Row> {
+    let team = team(store);
     let mut rows = Vec::new();
     let mut row = |what: String, n: usize, took: Duration, cpu: Duration| {
-        rows.push(Row { what, n, took, cpu })
+        let server = SERVER_SPENT.with(|s| s.get());
+        rows.push(Row {
+            what,
+            n,
+            took,
+            cpu,
+            server,
+        })
     };
 
     // Ingest: typical requests (12 source messages, ~2 KB canonical JSON), 1,000 per batch.
@@ -134,7 +243,10 @@ fn main() {
         }
     });
     row(
-        "decide (signed receipt + checkpoint)".into(),
+        format!(
+            "decide (signed receipt + checkpoint), {:.2} ms each",
+            took.as_secs_f64() * 1000.0 / targets.len().max(1) as f64
+        ),
         targets.len(),
         took,
         cpu,
@@ -174,7 +286,7 @@ fn main() {
     );
 
     // Verify everything: every hash, link, signature, checkpoint, and the table cross-check.
-    let (report, took, cpu) = timed(|| verify(&store, None).unwrap());
+    let (report, took, cpu) = timed(|| verify(store, None).unwrap());
     assert!(report.is_ok(), "{report}");
     let what = format!(
         "audit verify ({} receipts, {} signatures, {} checkpoints)",
@@ -182,31 +294,5 @@ fn main() {
     );
     row(what, report.entries as usize, took, cpu);
 
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "machine: {cores} cores, load average {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    println!();
-    println!("| operation | n | wall | cpu | rate (wall) |");
-    println!("|---|---:|---:|---:|---:|");
-    for r in rows {
-        let secs = r.took.as_secs_f64();
-        let rate = if r.n > 1 {
-            format!("{:.0}/s", r.n as f64 / secs)
-        } else {
-            "-".into()
-        };
-        println!(
-            "| {} | {} | {:.3} s | {:.2} s | {rate} |",
-            r.what,
-            r.n,
-            secs,
-            r.cpu.as_secs_f64()
-        );
-    }
+    rows
 }

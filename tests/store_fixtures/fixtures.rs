@@ -1,14 +1,22 @@
 //! Shared fixtures for the store and audit tests: realistic requests and reports as canonical
-//! JSON, a store with registered reviewers, and the review rules of the default policy.
+//! JSON, a store with registered reviewers, the review rules of the default policy, and the
+//! two backends every store suite runs on ([`backend`]).
 
 #![allow(dead_code, clippy::unwrap_used)]
+
+#[path = "backend.rs"]
+pub mod backend;
+#[allow(unused_imports)]
+pub use backend::*;
 
 use std::path::Path;
 
 use cq::audit::NamedKey;
 use cq::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 use cq::json::{self, object, Value};
-use cq::store::{Mode, NewCompaction, NewReport, ReviewRules, Role, Store};
+use cq::store::{
+    Action, DecisionRequest, Mode, NewCompaction, NewReport, ReviewRules, Role, Store,
+};
 
 pub const REASONS: [&str; 3] = ["verified-faithful", "false-positive", "poisoned"];
 
@@ -109,6 +117,18 @@ pub fn quarantined(i: usize, verdict: &str, class: &str) -> NewCompaction {
         summary_sha256: json::sha256_hex(format!("summary {i}").as_bytes()),
         source_population_sha256: json::sha256_hex(format!("population {i}").as_bytes()),
         report: report(i, verdict, class, 0),
+    }
+}
+
+/// A decision on `id`'s current report, with the first reason.
+pub fn decision(store: &Store, id: &str, action: Action, note: &str) -> DecisionRequest {
+    let seen = store.compaction(id).unwrap().unwrap().summary.report_sha256;
+    DecisionRequest {
+        compaction_id: id.into(),
+        action,
+        reason: REASONS[0].into(),
+        note: note.into(),
+        seen_report_sha256: seen,
     }
 }
 

@@ -46,7 +46,10 @@ pub fn opens_on_constraints(item: &ItemDetail) -> bool {
     item.checks.iter().any(|c| {
         matches!(
             c.check,
-            CheckName::Consistency | CheckName::Pinned | CheckName::Authority
+            CheckName::Consistency
+                | CheckName::Conflicts
+                | CheckName::Pinned
+                | CheckName::Authority
         ) && matches!(c.status, CheckStatus::Fail | CheckStatus::Error)
     })
 }

@@ -109,7 +109,10 @@ pub fn findings(item: &ItemDetail) -> Vec<Finding> {
                 (CheckName::Secrets, SpanKind::MaskedSecret { .. })
                     | (CheckName::Authority, SpanKind::Authority)
                     | (CheckName::Pinned, SpanKind::PinnedMatch { .. })
-                    | (CheckName::Consistency, SpanKind::Conflict { .. })
+                    | (
+                        CheckName::Consistency | CheckName::Conflicts,
+                        SpanKind::Conflict { .. }
+                    )
             )
         })
     };
@@ -352,39 +355,54 @@ impl App {
     }
 
     pub(crate) fn on_detail_action(&mut self, action: Action) -> Vec<Effect> {
-        let page = self.pane_page();
+        if self.detail.is_none() {
+            self.screen = Screen::Queue;
+            return Vec::new();
+        }
+        let page = self.pane_page() as isize;
+        let delta = match action {
+            Action::MoveDown => 1,
+            Action::MoveUp => -1,
+            Action::PageDown => page,
+            Action::PageUp => -page,
+            Action::Top => isize::MIN / 2,
+            Action::Bottom => isize::MAX / 2,
+            _ => return self.on_detail_command(action),
+        };
+        self.scroll_detail(delta);
+        Vec::new()
+    }
+
+    /// Moves whatever the detail screen scrolls: the diff, the audit view, the focused finding
+    /// (which the other panes follow), or the focused pane.
+    fn scroll_detail(&mut self, delta: isize) {
         let limit = self.scroll_limit();
         let screen = self.screen;
         let Some(detail) = self.detail.as_mut() else {
-            self.screen = Screen::Queue;
-            return Vec::new();
+            return;
         };
         let finding_count = detail.item.as_ref().map_or(0, |i| findings(i).len());
-        let delta: Option<isize> = match action {
-            Action::MoveDown => Some(1),
-            Action::MoveUp => Some(-1),
-            Action::PageDown => Some(page as isize),
-            Action::PageUp => Some(-(page as isize)),
-            Action::Top => Some(isize::MIN / 2),
-            Action::Bottom => Some(isize::MAX / 2),
-            _ => None,
+        let target = match screen {
+            Screen::Diff => &mut detail.diff_scroll,
+            Screen::Audit => &mut detail.audit_scroll,
+            _ if detail.focus == Pane::Checks => &mut detail.finding,
+            _ => &mut detail.scroll[detail.focus.index()],
         };
-        if let Some(delta) = delta {
-            let target = match screen {
-                Screen::Diff => &mut detail.diff_scroll,
-                Screen::Audit => &mut detail.audit_scroll,
-                _ if detail.focus == Pane::Checks => &mut detail.finding,
-                _ => &mut detail.scroll[detail.focus.index()],
-            };
-            *target = target.saturating_add_signed(delta);
-            if screen == Screen::Detail && detail.focus == Pane::Checks {
-                detail.finding = detail.finding.min(finding_count.saturating_sub(1));
-                self.follow_finding();
-            } else {
-                *target = (*target).min(limit);
-            }
-            return Vec::new();
+        *target = target.saturating_add_signed(delta);
+        if screen == Screen::Detail && detail.focus == Pane::Checks {
+            detail.finding = detail.finding.min(finding_count.saturating_sub(1));
+            self.follow_finding();
+        } else {
+            *target = (*target).min(limit);
         }
+    }
+
+    /// Every detail-screen action that is not a scroll.
+    fn on_detail_command(&mut self, action: Action) -> Vec<Effect> {
+        let screen = self.screen;
+        let Some(detail) = self.detail.as_mut() else {
+            return Vec::new();
+        };
         match (screen, action) {
             (Screen::Diff, Action::NextPane | Action::PrevPane) => {
                 detail.diff = detail.diff.step(action == Action::NextPane);
@@ -439,18 +457,23 @@ impl App {
                 Vec::new()
             }
             (_, Action::Reveal) => {
-                match self.selected_secret() {
-                    Some((finding_id, rule_id)) => {
-                        self.overlay = Some(Overlay::Reveal(RevealPrompt {
-                            finding_id,
-                            rule_id,
-                        }));
-                    }
-                    None => self.info("this item has no masked secret to reveal"),
-                }
+                self.open_reveal();
                 Vec::new()
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// Asks to reveal the selected masked secret, or says there is none.
+    fn open_reveal(&mut self) {
+        match self.selected_secret() {
+            Some((finding_id, rule_id)) => {
+                self.overlay = Some(Overlay::Reveal(RevealPrompt {
+                    finding_id,
+                    rule_id,
+                }));
+            }
+            None => self.info("this item has no masked secret to reveal"),
         }
     }
 

@@ -203,7 +203,6 @@ impl App {
     }
 
     pub(crate) fn on_overlay_action(&mut self, action: Action) -> Vec<Effect> {
-        let reviewer = self.options.reviewer.clone();
         let Some(overlay) = self.overlay.as_mut() else {
             return Vec::new();
         };
@@ -217,90 +216,108 @@ impl App {
                 }
                 Vec::new()
             }
-            Overlay::Reveal(prompt) => match action {
-                Action::Open => {
-                    let finding_id = prompt.finding_id.clone();
-                    self.overlay = None;
-                    match self.detail.as_ref() {
-                        Some(detail) => vec![Effect::Request(Request::Reveal {
-                            id: detail.id.clone(),
-                            finding_id,
-                            reviewer,
-                        })],
-                        None => Vec::new(),
+            Overlay::Reveal(_) => self.on_reveal_action(action),
+            Overlay::Decision(_) => self.on_dialog_action(action),
+        }
+    }
+
+    /// The reveal prompt: `enter` asks the store to reveal (an audited act), `esc` cancels.
+    fn on_reveal_action(&mut self, action: Action) -> Vec<Effect> {
+        let reviewer = self.options.reviewer.clone();
+        let Some(Overlay::Reveal(prompt)) = self.overlay.as_mut() else {
+            return Vec::new();
+        };
+        match action {
+            Action::Open => {
+                let finding_id = prompt.finding_id.clone();
+                self.overlay = None;
+                match self.detail.as_ref() {
+                    Some(detail) => vec![Effect::Request(Request::Reveal {
+                        id: detail.id.clone(),
+                        finding_id,
+                        reviewer,
+                    })],
+                    None => Vec::new(),
+                }
+            }
+            Action::Back | Action::Quit => {
+                self.overlay = None;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The decision dialog, stage by stage: edit, review, confirm anomalies, submit, results.
+    fn on_dialog_action(&mut self, action: Action) -> Vec<Effect> {
+        let reviewer = self.options.reviewer.clone();
+        let Some(Overlay::Decision(dialog)) = self.overlay.as_mut() else {
+            return Vec::new();
+        };
+        match (&dialog.stage, action) {
+            (DialogStage::Submitting, _) => Vec::new(),
+            (DialogStage::Finished(_), Action::Open | Action::Back | Action::Quit) => {
+                self.overlay = None;
+                Vec::new()
+            }
+            (DialogStage::Edit, Action::Back | Action::Quit) => {
+                self.overlay = None;
+                Vec::new()
+            }
+            (DialogStage::Review | DialogStage::Anomalies, Action::Back) => {
+                dialog.stage = DialogStage::Edit;
+                Vec::new()
+            }
+            (DialogStage::Edit, Action::NextPane | Action::PrevPane) => {
+                dialog.field = match dialog.field {
+                    DialogField::Reason => DialogField::Note,
+                    DialogField::Note => DialogField::Reason,
+                };
+                Vec::new()
+            }
+            (DialogStage::Edit, Action::MoveDown) if !dialog.reasons.is_empty() => {
+                dialog.selected_reason = (dialog.selected_reason + 1) % dialog.reasons.len();
+                Vec::new()
+            }
+            (DialogStage::Edit, Action::MoveUp) if !dialog.reasons.is_empty() => {
+                let n = dialog.reasons.len();
+                dialog.selected_reason = (dialog.selected_reason + n - 1) % n;
+                Vec::new()
+            }
+            (DialogStage::Edit, Action::Open) => {
+                if dialog.reasons.is_empty() {
+                    self.error(
+                        "no reason code allows this decision; check the policy's review rules",
+                    );
+                } else {
+                    dialog.stage = DialogStage::Review;
+                }
+                Vec::new()
+            }
+            (DialogStage::Review, Action::Open) if dialog.anomalies > 0 => {
+                dialog.stage = DialogStage::Anomalies;
+                Vec::new()
+            }
+            (DialogStage::Review | DialogStage::Anomalies, Action::Open) => {
+                let Some(request) = dialog.request(&reviewer) else {
+                    return Vec::new();
+                };
+                dialog.stage = DialogStage::Submitting;
+                let mut targets = dialog.targets.clone();
+                let effect = if targets.len() == 1 && dialog.report_sha256.is_some() {
+                    Request::Decide {
+                        id: targets.remove(0),
+                        request,
                     }
-                }
-                Action::Back | Action::Quit => {
-                    self.overlay = None;
-                    Vec::new()
-                }
-                _ => Vec::new(),
-            },
-            Overlay::Decision(dialog) => match (&dialog.stage, action) {
-                (DialogStage::Submitting, _) => Vec::new(),
-                (DialogStage::Finished(_), Action::Open | Action::Back | Action::Quit) => {
-                    self.overlay = None;
-                    Vec::new()
-                }
-                (DialogStage::Edit, Action::Back | Action::Quit) => {
-                    self.overlay = None;
-                    Vec::new()
-                }
-                (DialogStage::Review | DialogStage::Anomalies, Action::Back) => {
-                    dialog.stage = DialogStage::Edit;
-                    Vec::new()
-                }
-                (DialogStage::Edit, Action::NextPane | Action::PrevPane) => {
-                    dialog.field = match dialog.field {
-                        DialogField::Reason => DialogField::Note,
-                        DialogField::Note => DialogField::Reason,
-                    };
-                    Vec::new()
-                }
-                (DialogStage::Edit, Action::MoveDown) if !dialog.reasons.is_empty() => {
-                    dialog.selected_reason = (dialog.selected_reason + 1) % dialog.reasons.len();
-                    Vec::new()
-                }
-                (DialogStage::Edit, Action::MoveUp) if !dialog.reasons.is_empty() => {
-                    let n = dialog.reasons.len();
-                    dialog.selected_reason = (dialog.selected_reason + n - 1) % n;
-                    Vec::new()
-                }
-                (DialogStage::Edit, Action::Open) => {
-                    if dialog.reasons.is_empty() {
-                        self.error(
-                            "no reason code allows this decision; check the policy's review rules",
-                        );
-                    } else {
-                        dialog.stage = DialogStage::Review;
+                } else {
+                    Request::DecideMany {
+                        ids: targets,
+                        request,
                     }
-                    Vec::new()
-                }
-                (DialogStage::Review, Action::Open) if dialog.anomalies > 0 => {
-                    dialog.stage = DialogStage::Anomalies;
-                    Vec::new()
-                }
-                (DialogStage::Review | DialogStage::Anomalies, Action::Open) => {
-                    let Some(request) = dialog.request(&reviewer) else {
-                        return Vec::new();
-                    };
-                    dialog.stage = DialogStage::Submitting;
-                    let mut targets = dialog.targets.clone();
-                    let effect = if targets.len() == 1 && dialog.report_sha256.is_some() {
-                        Request::Decide {
-                            id: targets.remove(0),
-                            request,
-                        }
-                    } else {
-                        Request::DecideMany {
-                            ids: targets,
-                            request,
-                        }
-                    };
-                    vec![Effect::Request(effect)]
-                }
-                _ => Vec::new(),
-            },
+                };
+                vec![Effect::Request(effect)]
+            }
+            _ => Vec::new(),
         }
     }
 

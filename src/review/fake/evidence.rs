@@ -43,11 +43,21 @@ fn status_of(v: Verification, claim: &str) -> ConstraintStatus {
         Verification::Preserved => ConstraintStatus::Preserved,
         Verification::Conflict => ConstraintStatus::Conflict,
         Verification::Unsupported => ConstraintStatus::Unsupported,
+        Verification::Reinjected => ConstraintStatus::Reinjected,
     }
 }
 
 /// The evidence rows of `item`, failing ones first.
 pub fn evidence(item: &ItemDetail) -> Vec<ConstraintEvidence> {
+    let mut rows = registered_rows(item);
+    rows.extend(pinned_rows(item));
+    rows.extend(authority_rows(item));
+    rows.sort_by_key(ConstraintEvidence::triage_rank);
+    rows
+}
+
+/// One row per registered invariant and commitment the consistency check reported.
+fn registered_rows(item: &ItemDetail) -> Vec<ConstraintEvidence> {
     let summary = &item.summary_text;
     let cut = sentences(summary);
     let mut rows = Vec::new();
@@ -154,6 +164,13 @@ pub fn evidence(item: &ItemDetail) -> Vec<ConstraintEvidence> {
             pinned: None,
         });
     }
+    rows
+}
+
+/// One row per pinned constraint: the text as injected against the manifest.
+fn pinned_rows(item: &ItemDetail) -> Vec<ConstraintEvidence> {
+    let summary = &item.summary_text;
+    let mut rows = Vec::new();
     for pinned in &item.pinned {
         let injected = pinned.returned.clone().unwrap_or_default();
         let identical = pinned.returned.as_deref() == Some(pinned.text.as_str());
@@ -199,6 +216,13 @@ pub fn evidence(item: &ItemDetail) -> Vec<ConstraintEvidence> {
             }),
         });
     }
+    rows
+}
+
+/// One row per authority claim the authority check found unsupported.
+fn authority_rows(item: &ItemDetail) -> Vec<ConstraintEvidence> {
+    let summary = &item.summary_text;
+    let mut rows = Vec::new();
     let authority = item
         .checks
         .iter()
@@ -245,6 +269,5 @@ pub fn evidence(item: &ItemDetail) -> Vec<ConstraintEvidence> {
             });
         }
     }
-    rows.sort_by_key(ConstraintEvidence::triage_rank);
     rows
 }

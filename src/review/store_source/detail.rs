@@ -66,6 +66,10 @@ pub fn check_name(word: &str) -> Option<CheckName> {
         "pinned" => CheckName::Pinned,
         "authority" => CheckName::Authority,
         "secrets" => CheckName::Secrets,
+        "summarizer" => CheckName::Summarizer,
+        "conflicts" => CheckName::Conflicts,
+        "injection" => CheckName::Injection,
+        "reinjection" => CheckName::Reinjection,
         _ => return None,
     })
 }
@@ -115,6 +119,7 @@ fn constraint_row(
     let verification = match row.verification_status.as_str() {
         "PRESERVED" => Verification::Preserved,
         "CONFLICT" => Verification::Conflict,
+        "REINJECTED" => Verification::Reinjected,
         _ => Verification::Unsupported,
     };
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());

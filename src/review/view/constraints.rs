@@ -237,117 +237,138 @@ pub fn constraints_body(app: &App, theme: &Theme, body: Rect) -> (Body, Option<u
     };
     let title = Some((title_area, super::detail::title_line(app, detail, theme)));
     let Some(item) = detail.item.as_ref() else {
-        let line = match &detail.error {
-            Some(e) => {
-                let mut spans = vec![Span::styled(
-                    "✗ could not load the item: ",
-                    theme.style(Role::Error),
-                )];
-                spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
-                Line::from(spans)
-            }
-            None => Line::from(format!("{} loading the item…", super::spinner(app))),
-        };
-        let pane = pane(
-            detail,
-            CPane::List,
-            area,
-            vec![Span::styled("Constraints ", theme.style(Role::Title))],
-            text::wrap(vec![line], inner(area).0),
-            0,
-            theme,
-        );
-        return (
-            Body::Panes {
-                title,
-                panes: vec![pane],
-            },
-            None,
-        );
+        let panes = vec![loading_pane(app, detail, theme, area)];
+        return (Body::Panes { title, panes }, None);
     };
     let changed = changed_since(detail.before_rerun.as_deref(), item);
     let row = item.constraints.get(detail.constraint);
+    let mut panes = Vec::new();
+    let mut followed = None;
+    let [list, evidence, summary] = rects(app, detail, area, item.constraints.len());
+    if let Some(rect) = list {
+        panes.push(list_pane(item, detail, &changed, theme, rect));
+    }
+    if let Some(rect) = evidence {
+        panes.push(evidence_pane(detail, row, &changed, theme, rect));
+    }
+    if let Some(rect) = summary {
+        let (pane, follow) = summary_pane(item, detail, row, theme, rect);
+        panes.push(pane);
+        followed = follow;
+    }
+    (Body::Panes { title, panes }, followed)
+}
+
+/// The list pane while the item loads, or why it could not.
+fn loading_pane(app: &App, detail: &DetailState, theme: &Theme, area: Rect) -> PaneView {
+    let line = match &detail.error {
+        Some(e) => {
+            let mut spans = vec![Span::styled(
+                "✗ could not load the item: ",
+                theme.style(Role::Error),
+            )];
+            spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
+            Line::from(spans)
+        }
+        None => Line::from(format!("{} loading the item…", super::spinner(app))),
+    };
+    pane(
+        detail,
+        CPane::List,
+        area,
+        vec![Span::styled("Constraints ", theme.style(Role::Title))],
+        text::wrap(vec![line], inner(area).0),
+        0,
+        theme,
+    )
+}
+
+/// One row per constraint, with how many fail and how many the rerun changed.
+fn list_pane(
+    item: &ItemDetail,
+    detail: &DetailState,
+    changed: &[Option<ConstraintStatus>],
+    theme: &Theme,
+    rect: Rect,
+) -> PaneView {
     let failing = item
         .constraints
         .iter()
         .filter(|c| c.status.failing())
         .count();
     let changes = changed.iter().filter(|c| c.is_some()).count();
-    let mut panes = Vec::new();
-    let mut followed = None;
-    let [list, evidence, summary] = rects(app, detail, area, item.constraints.len());
-    if let Some(rect) = list {
-        let mut title = vec![
-            Span::styled("Constraints ", theme.style(Role::Title)),
-            Span::raw(format!("{} rows · ", item.constraints.len())),
-            Span::styled(
-                format!("{failing} failing"),
-                theme.style(if failing > 0 { Role::Error } else { Role::Ok }),
-            ),
-        ];
-        if changes > 0 {
-            title.push(Span::styled(
-                format!(" · Δ {changes} changed by the rerun"),
-                theme.style(Role::Warning),
-            ));
-        }
-        title.push(Span::raw(" "));
-        let lines = list_lines(item, detail, &changed, theme, rect);
-        panes.push(pane(detail, CPane::List, rect, title, lines, 0, theme));
-    }
-    if let Some(rect) = evidence {
-        let width = inner(rect).0;
-        let lines = match row {
-            Some(row) => {
-                let was = changed.get(detail.constraint).and_then(Option::as_ref);
-                evidence_lines(row, was, theme, width)
-            }
-            None => vec![Line::styled("nothing selected", theme.style(Role::Dim))],
-        };
-        let mut title = vec![Span::styled("Why ", theme.style(Role::Title))];
-        if let Some(row) = row {
-            title.extend(text::untrusted_inline(
-                &row.id,
-                theme.style(Role::Title),
-                theme,
-            ));
-        }
-        title.push(Span::styled(" · policy ⟷ summary ", theme.style(Role::Dim)));
-        let scroll = detail.cscroll[CPane::Evidence.index()];
-        panes.push(pane(
-            detail,
-            CPane::Evidence,
-            rect,
-            title,
-            lines,
-            scroll,
-            theme,
+    let mut title = vec![
+        Span::styled("Constraints ", theme.style(Role::Title)),
+        Span::raw(format!("{} rows · ", item.constraints.len())),
+        Span::styled(
+            format!("{failing} failing"),
+            theme.style(if failing > 0 { Role::Error } else { Role::Ok }),
+        ),
+    ];
+    if changes > 0 {
+        title.push(Span::styled(
+            format!(" · Δ {changes} changed by the rerun"),
+            theme.style(Role::Warning),
         ));
     }
-    if let Some(rect) = summary {
-        let (width, height) = inner(rect);
-        let (lines, first) = summary_lines(item, detail, row, theme, width);
-        let scroll = if detail.summary_follows {
-            let line = first.unwrap_or(0).saturating_sub(CONTEXT);
-            let line = line.min(lines.len().saturating_sub(height));
-            followed = Some(line);
-            line
-        } else {
-            detail.cscroll[CPane::Summary.index()]
-        };
-        let title = vec![Span::styled(
-            "Summary (untrusted) ",
+    title.push(Span::raw(" "));
+    let lines = list_lines(item, detail, changed, theme, rect);
+    pane(detail, CPane::List, rect, title, lines, 0, theme)
+}
+
+/// Why the selected row has its status: policy against summary.
+fn evidence_pane(
+    detail: &DetailState,
+    row: Option<&ConstraintEvidence>,
+    changed: &[Option<ConstraintStatus>],
+    theme: &Theme,
+    rect: Rect,
+) -> PaneView {
+    let width = inner(rect).0;
+    let lines = match row {
+        Some(row) => {
+            let was = changed.get(detail.constraint).and_then(Option::as_ref);
+            evidence_lines(row, was, theme, width)
+        }
+        None => vec![Line::styled("nothing selected", theme.style(Role::Dim))],
+    };
+    let mut title = vec![Span::styled("Why ", theme.style(Role::Title))];
+    if let Some(row) = row {
+        title.extend(text::untrusted_inline(
+            &row.id,
             theme.style(Role::Title),
-        )];
-        panes.push(pane(
-            detail,
-            CPane::Summary,
-            rect,
-            title,
-            lines,
-            scroll,
             theme,
         ));
     }
-    (Body::Panes { title, panes }, followed)
+    title.push(Span::styled(" · policy ⟷ summary ", theme.style(Role::Dim)));
+    let scroll = detail.cscroll[CPane::Evidence.index()];
+    pane(detail, CPane::Evidence, rect, title, lines, scroll, theme)
+}
+
+/// The summary, scrolled to the selected row's sentences while it follows; returns the scroll
+/// it followed to.
+fn summary_pane(
+    item: &ItemDetail,
+    detail: &DetailState,
+    row: Option<&ConstraintEvidence>,
+    theme: &Theme,
+    rect: Rect,
+) -> (PaneView, Option<usize>) {
+    let mut followed = None;
+    let (width, height) = inner(rect);
+    let (lines, first) = summary_lines(item, detail, row, theme, width);
+    let scroll = if detail.summary_follows {
+        let line = first.unwrap_or(0).saturating_sub(CONTEXT);
+        let line = line.min(lines.len().saturating_sub(height));
+        followed = Some(line);
+        line
+    } else {
+        detail.cscroll[CPane::Summary.index()]
+    };
+    let title = vec![Span::styled(
+        "Summary (untrusted) ",
+        theme.style(Role::Title),
+    )];
+    let pane = pane(detail, CPane::Summary, rect, title, lines, scroll, theme);
+    (pane, followed)
 }

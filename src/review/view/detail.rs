@@ -316,6 +316,7 @@ fn checks_lines(
                 Verification::Preserved => Role::Ok,
                 Verification::Conflict => Role::Error,
                 Verification::Unsupported => Role::Warning,
+                Verification::Reinjected => Role::Dim,
             };
             let mut spans = vec![Span::raw("  ")];
             spans.extend(text::untrusted_inline(

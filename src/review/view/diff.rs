@@ -137,123 +137,142 @@ pub fn masked_summary(item: &ItemDetail) -> String {
 }
 
 fn diff_lines(app: &App, item: &ItemDetail, kind: DiffKind, theme: &Theme) -> Vec<Line<'static>> {
-    let dim = theme.style(Role::Dim);
     match kind {
-        DiffKind::Summary => match &item.previous_summary {
-            None => vec![Line::styled("no previous summary of this task", dim)],
-            Some(previous) => {
-                let mut out = vec![Line::styled("- previous summary   + this summary", dim)];
-                out.extend(line_diff_lines(
-                    &line_diff(previous, &masked_summary(item)),
-                    theme,
-                ));
-                out
-            }
-        },
-        DiffKind::Claims => {
-            let mut out = vec![Line::styled(
-                "- the summary's predicate   + the canonical predicate",
-                dim,
-            )];
-            for claim in &item.claims {
-                let d = word_diff(&claim.preserved_predicate, &claim.canonical_predicate);
-                let mut head = vec![Span::styled("claim ", theme.style(Role::Title))];
-                head.extend(text::untrusted_inline(
-                    &claim.constraint_id,
-                    theme.style(Role::Title),
-                    theme,
-                ));
-                head.push(if d.is_unchanged() {
-                    Span::styled("  = identical", theme.style(Role::Ok))
+        DiffKind::Summary => summary_diff(item, theme),
+        DiffKind::Claims => claims_diff(item, theme),
+        DiffKind::Report => report_diff(app, item, theme),
+        DiffKind::Pinned => pinned_diff(item, theme),
+    }
+}
+
+/// The previous summary of the task against this one (secrets masked).
+fn summary_diff(item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let dim = theme.style(Role::Dim);
+    match &item.previous_summary {
+        None => vec![Line::styled("no previous summary of this task", dim)],
+        Some(previous) => {
+            let mut out = vec![Line::styled("- previous summary   + this summary", dim)];
+            out.extend(line_diff_lines(
+                &line_diff(previous, &masked_summary(item)),
+                theme,
+            ));
+            out
+        }
+    }
+}
+
+/// Each claim's predicate against the canonical one.
+fn claims_diff(item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let dim = theme.style(Role::Dim);
+    let mut out = vec![Line::styled(
+        "- the summary's predicate   + the canonical predicate",
+        dim,
+    )];
+    for claim in &item.claims {
+        let d = word_diff(&claim.preserved_predicate, &claim.canonical_predicate);
+        let mut head = vec![Span::styled("claim ", theme.style(Role::Title))];
+        head.extend(text::untrusted_inline(
+            &claim.constraint_id,
+            theme.style(Role::Title),
+            theme,
+        ));
+        head.push(if d.is_unchanged() {
+            Span::styled("  = identical", theme.style(Role::Ok))
+        } else {
+            Span::styled("  ≠ differs", theme.style(Role::Warning))
+        });
+        out.push(Line::from(head));
+        out.push(segments_line(LineTag::Minus, &d.old, theme));
+        out.push(segments_line(LineTag::Plus, &d.new, theme));
+    }
+    out
+}
+
+/// The report before the rerun against after it, changed checks first.
+fn report_diff(app: &App, item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let dim = theme.style(Role::Dim);
+    match app.detail.as_ref().map(|d| (&d.rerun, &d.before_rerun)) {
+        Some((RerunState::Done(outcome), before)) => {
+            let mut out = before
+                .as_deref()
+                .map(|b| changed_first(b, item, theme))
+                .unwrap_or_default();
+            out.push(Line::styled(
+                if outcome.changed {
+                    "- report before the rerun   + report after (changed)"
                 } else {
-                    Span::styled("  ≠ differs", theme.style(Role::Warning))
+                    "- report before the rerun   + report after (unchanged)"
+                },
+                dim,
+            ));
+            out.extend(line_diff_lines(
+                &line_diff(&outcome.before_report, &outcome.after_report),
+                theme,
+            ));
+            out
+        }
+        Some((RerunState::Running { .. }, _)) => {
+            vec![Line::from(format!(
+                "{} rerunning the checks…",
+                super::spinner(app)
+            ))]
+        }
+        Some((RerunState::Failed(e), _)) => {
+            let mut spans = vec![Span::styled("✗ rerun failed: ", theme.style(Role::Error))];
+            spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
+            vec![Line::from(spans)]
+        }
+        _ => vec![Line::styled(
+            "no rerun yet: press r to rerun the checks, then come back here",
+            dim,
+        )],
+    }
+}
+
+/// Each pinned constraint against what the returned context carries.
+fn pinned_diff(item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let dim = theme.style(Role::Dim);
+    let mut out = vec![Line::styled(
+        "- pinned constraint   + what the returned context carries",
+        dim,
+    )];
+    for pinned in &item.pinned {
+        let mut head = vec![Span::styled("pinned ", theme.style(Role::Title))];
+        head.extend(text::untrusted_inline(
+            &pinned.constraint_id,
+            theme.style(Role::Title),
+            theme,
+        ));
+        match &pinned.returned {
+            None => {
+                head.push(Span::styled(
+                    "  ✗ MISSING from the returned context",
+                    theme.style(Role::Error),
+                ));
+                out.push(Line::from(head));
+                out.push(segments_line(
+                    LineTag::Minus,
+                    &[DiffSegment {
+                        text: pinned.text.clone(),
+                        emphasised: true,
+                    }],
+                    theme,
+                ));
+            }
+            Some(returned) => {
+                let d = word_diff(&pinned.text, returned);
+                head.push(if d.is_unchanged() {
+                    Span::styled("  = carried byte for byte", theme.style(Role::Ok))
+                } else {
+                    Span::styled("  ✗ altered", theme.style(Role::Error))
                 });
                 out.push(Line::from(head));
                 out.push(segments_line(LineTag::Minus, &d.old, theme));
                 out.push(segments_line(LineTag::Plus, &d.new, theme));
             }
-            out
-        }
-        DiffKind::Report => match app.detail.as_ref().map(|d| (&d.rerun, &d.before_rerun)) {
-            Some((RerunState::Done(outcome), before)) => {
-                let mut out = before
-                    .as_deref()
-                    .map(|b| changed_first(b, item, theme))
-                    .unwrap_or_default();
-                out.push(Line::styled(
-                    if outcome.changed {
-                        "- report before the rerun   + report after (changed)"
-                    } else {
-                        "- report before the rerun   + report after (unchanged)"
-                    },
-                    dim,
-                ));
-                out.extend(line_diff_lines(
-                    &line_diff(&outcome.before_report, &outcome.after_report),
-                    theme,
-                ));
-                out
-            }
-            Some((RerunState::Running { .. }, _)) => {
-                vec![Line::from(format!(
-                    "{} rerunning the checks…",
-                    super::spinner(app)
-                ))]
-            }
-            Some((RerunState::Failed(e), _)) => {
-                let mut spans = vec![Span::styled("✗ rerun failed: ", theme.style(Role::Error))];
-                spans.extend(text::untrusted_inline(e, theme.style(Role::Error), theme));
-                vec![Line::from(spans)]
-            }
-            _ => vec![Line::styled(
-                "no rerun yet: press r to rerun the checks, then come back here",
-                dim,
-            )],
-        },
-        DiffKind::Pinned => {
-            let mut out = vec![Line::styled(
-                "- pinned constraint   + what the returned context carries",
-                dim,
-            )];
-            for pinned in &item.pinned {
-                let mut head = vec![Span::styled("pinned ", theme.style(Role::Title))];
-                head.extend(text::untrusted_inline(
-                    &pinned.constraint_id,
-                    theme.style(Role::Title),
-                    theme,
-                ));
-                match &pinned.returned {
-                    None => {
-                        head.push(Span::styled(
-                            "  ✗ MISSING from the returned context",
-                            theme.style(Role::Error),
-                        ));
-                        out.push(Line::from(head));
-                        out.push(segments_line(
-                            LineTag::Minus,
-                            &[DiffSegment {
-                                text: pinned.text.clone(),
-                                emphasised: true,
-                            }],
-                            theme,
-                        ));
-                    }
-                    Some(returned) => {
-                        let d = word_diff(&pinned.text, returned);
-                        head.push(if d.is_unchanged() {
-                            Span::styled("  = carried byte for byte", theme.style(Role::Ok))
-                        } else {
-                            Span::styled("  ✗ altered", theme.style(Role::Error))
-                        });
-                        out.push(Line::from(head));
-                        out.push(segments_line(LineTag::Minus, &d.old, theme));
-                        out.push(segments_line(LineTag::Plus, &d.new, theme));
-                    }
-                }
-            }
-            out
         }
     }
+    out
 }
 
 fn single_pane(

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use super::{text, OverlayView};
 use crate::review::action::Action;
 use crate::review::app::{App, DecisionDialog, DialogField, DialogStage, Overlay};
-use crate::review::source::{DecisionKind, DecisionRefusal};
+use crate::review::source::{DecisionKind, DecisionRefusal, ItemId, Receipt};
 use crate::review::theme::{Role, Theme};
 
 /// A rectangle of at most `width` × `height` centred in `area`.
@@ -204,152 +204,168 @@ fn dialog_lines(app: &App, dialog: &DecisionDialog, theme: &Theme) -> Vec<Line<'
         ));
     }
     match &dialog.stage {
-        DialogStage::Edit => {
-            let focus = |f: DialogField| if dialog.field == f { "▶ " } else { "  " };
-            out.push(Line::styled(
-                format!("{}Reason code (↑/↓ pick)", focus(DialogField::Reason)),
-                theme.style(Role::Title),
-            ));
-            if dialog.reasons.is_empty() {
-                out.push(Line::styled(
-                    "    no reason code allows this decision",
-                    theme.style(Role::Error),
-                ));
-            }
-            for (i, reason) in dialog.reasons.iter().enumerate() {
-                let chosen = i == dialog.selected_reason;
-                let line = Line::from(vec![
-                    Span::raw(if chosen { "    (•) " } else { "    ( ) " }),
-                    Span::styled(format!("{:<22}", reason.code), theme.style(Role::Key)),
-                    Span::raw(reason.summary.clone()),
-                ]);
-                out.push(if chosen {
-                    line.style(theme.style(Role::Selection))
-                } else {
-                    line
-                });
-            }
-            out.push(Line::styled(
-                format!("{}Note (tab to switch)", focus(DialogField::Note)),
-                theme.style(Role::Title),
-            ));
-            let mut note = vec![Span::raw("    ")];
-            note.extend(text::untrusted_inline(
-                &dialog.note.text,
-                Style::default(),
-                theme,
-            ));
-            if dialog.field == DialogField::Note {
-                note.push(Span::styled("█", dim));
-            }
-            out.push(Line::from(note));
-            if dialog.anomalies > 0 {
-                out.push(Line::styled(
-                    format!(
-                        "⚠ {} sanitizer anomalies: you will be asked to confirm them",
-                        dialog.anomalies
-                    ),
-                    theme.style(Role::Warning),
-                ));
-            }
-            out.push(keys_line(
-                &[("enter", "review"), ("tab", "field"), ("esc", "cancel")],
-                theme,
-            ));
-        }
-        DialogStage::Review | DialogStage::Anomalies => {
-            out.push(Line::styled(
-                "This will be recorded:",
-                theme.style(Role::Title),
-            ));
-            if let Some(r) = dialog.request(&app.options.reviewer) {
-                let field = |k: &str, v: String| {
-                    let mut spans = vec![Span::styled(format!("  {k:<24}"), dim)];
-                    spans.extend(text::untrusted_inline(&v, Style::default(), theme));
-                    Line::from(spans)
-                };
-                out.push(field("decision", r.kind.word().into()));
-                out.push(field("reason_code", r.reason_code));
-                out.push(field(
-                    "note",
-                    if r.note.is_empty() {
-                        "(none)".into()
-                    } else {
-                        r.note
-                    },
-                ));
-                out.push(field("reviewer", r.reviewer));
-                out.push(field(
-                    "report_sha256",
-                    if r.report_sha256.is_empty() {
-                        "each item's current report".into()
-                    } else {
-                        r.report_sha256
-                    },
-                ));
-                out.push(field(
-                    "anomalies_acknowledged",
-                    r.anomalies_acknowledged.to_string(),
-                ));
-            }
-            if dialog.stage == DialogStage::Anomalies {
-                out.push(Line::default());
-                out.push(Line::styled(
-                    format!(
-                        "⚠ This decision covers {} sanitizer anomalies (hidden or control",
-                        dialog.anomalies
-                    ),
-                    theme.style(Role::Warning),
-                ));
-                out.push(Line::styled(
-                    "  characters shown as ⟨badges⟩). Confirm you inspected them.",
-                    theme.style(Role::Warning),
-                ));
-                out.push(keys_line(
-                    &[("enter", "confirm and record"), ("esc", "back")],
-                    theme,
-                ));
-            } else {
-                out.push(keys_line(&[("enter", "record"), ("esc", "edit")], theme));
-            }
-        }
+        DialogStage::Edit => edit_lines(dialog, theme, &mut out),
+        DialogStage::Review | DialogStage::Anomalies => review_lines(app, dialog, theme, &mut out),
         DialogStage::Submitting => {
             out.push(Line::from(format!(
                 "{} recording the decision…",
                 super::spinner(app)
             )));
         }
-        DialogStage::Finished(results) => {
-            for (id, result) in results {
-                let mut spans = vec![Span::styled(format!("{id}: "), theme.style(Role::Title))];
-                match result {
-                    Ok(receipt) => {
-                        spans.push(Span::styled(
-                            format!(
-                                "✓ recorded, receipt #{} sha256 {} {}",
-                                receipt.seq,
-                                receipt.sha256.chars().take(16).collect::<String>(),
-                                if receipt.signature.is_some() {
-                                    "signed"
-                                } else {
-                                    "UNSIGNED"
-                                }
-                            ),
-                            theme.style(Role::Ok),
-                        ));
-                        out.push(Line::from(spans));
-                        let mut body = vec![Span::raw("  ")];
-                        body.extend(text::untrusted_inline(&receipt.body, dim, theme));
-                        out.push(Line::from(body));
-                    }
-                    Err(refusal) => {
-                        spans.extend(refusal_line(refusal, theme));
-                        out.push(Line::from(spans));
-                    }
-                }
-            }
-            out.push(keys_line(&[("enter/esc", "close")], theme));
-        }
+        DialogStage::Finished(results) => finished_lines(results, theme, &mut out),
     }
     out
+}
+
+/// The editing stage: reason codes to pick from, the note, the keys.
+fn edit_lines(dialog: &DecisionDialog, theme: &Theme, out: &mut Vec<Line<'static>>) {
+    let dim = theme.style(Role::Dim);
+    let focus = |f: DialogField| if dialog.field == f { "▶ " } else { "  " };
+    out.push(Line::styled(
+        format!("{}Reason code (↑/↓ pick)", focus(DialogField::Reason)),
+        theme.style(Role::Title),
+    ));
+    if dialog.reasons.is_empty() {
+        out.push(Line::styled(
+            "    no reason code allows this decision",
+            theme.style(Role::Error),
+        ));
+    }
+    for (i, reason) in dialog.reasons.iter().enumerate() {
+        let chosen = i == dialog.selected_reason;
+        let line = Line::from(vec![
+            Span::raw(if chosen { "    (•) " } else { "    ( ) " }),
+            Span::styled(format!("{:<22}", reason.code), theme.style(Role::Key)),
+            Span::raw(reason.summary.clone()),
+        ]);
+        out.push(if chosen {
+            line.style(theme.style(Role::Selection))
+        } else {
+            line
+        });
+    }
+    out.push(Line::styled(
+        format!("{}Note (tab to switch)", focus(DialogField::Note)),
+        theme.style(Role::Title),
+    ));
+    let mut note = vec![Span::raw("    ")];
+    note.extend(text::untrusted_inline(
+        &dialog.note.text,
+        Style::default(),
+        theme,
+    ));
+    if dialog.field == DialogField::Note {
+        note.push(Span::styled("█", dim));
+    }
+    out.push(Line::from(note));
+    if dialog.anomalies > 0 {
+        out.push(Line::styled(
+            format!(
+                "⚠ {} sanitizer anomalies: you will be asked to confirm them",
+                dialog.anomalies
+            ),
+            theme.style(Role::Warning),
+        ));
+    }
+    out.push(keys_line(
+        &[("enter", "review"), ("tab", "field"), ("esc", "cancel")],
+        theme,
+    ));
+}
+
+/// The review stage: exactly what will be recorded, and the anomalies to confirm.
+fn review_lines(app: &App, dialog: &DecisionDialog, theme: &Theme, out: &mut Vec<Line<'static>>) {
+    let dim = theme.style(Role::Dim);
+    out.push(Line::styled(
+        "This will be recorded:",
+        theme.style(Role::Title),
+    ));
+    if let Some(r) = dialog.request(&app.options.reviewer) {
+        let field = |k: &str, v: String| {
+            let mut spans = vec![Span::styled(format!("  {k:<24}"), dim)];
+            spans.extend(text::untrusted_inline(&v, Style::default(), theme));
+            Line::from(spans)
+        };
+        out.push(field("decision", r.kind.word().into()));
+        out.push(field("reason_code", r.reason_code));
+        out.push(field(
+            "note",
+            if r.note.is_empty() {
+                "(none)".into()
+            } else {
+                r.note
+            },
+        ));
+        out.push(field("reviewer", r.reviewer));
+        out.push(field(
+            "report_sha256",
+            if r.report_sha256.is_empty() {
+                "each item's current report".into()
+            } else {
+                r.report_sha256
+            },
+        ));
+        out.push(field(
+            "anomalies_acknowledged",
+            r.anomalies_acknowledged.to_string(),
+        ));
+    }
+    if dialog.stage == DialogStage::Anomalies {
+        out.push(Line::default());
+        out.push(Line::styled(
+            format!(
+                "⚠ This decision covers {} sanitizer anomalies (hidden or control",
+                dialog.anomalies
+            ),
+            theme.style(Role::Warning),
+        ));
+        out.push(Line::styled(
+            "  characters shown as ⟨badges⟩). Confirm you inspected them.",
+            theme.style(Role::Warning),
+        ));
+        out.push(keys_line(
+            &[("enter", "confirm and record"), ("esc", "back")],
+            theme,
+        ));
+    } else {
+        out.push(keys_line(&[("enter", "record"), ("esc", "edit")], theme));
+    }
+}
+
+/// The results: each item's receipt or the refusal.
+fn finished_lines(
+    results: &[(ItemId, Result<Receipt, DecisionRefusal>)],
+    theme: &Theme,
+    out: &mut Vec<Line<'static>>,
+) {
+    let dim = theme.style(Role::Dim);
+    for (id, result) in results {
+        let mut spans = vec![Span::styled(format!("{id}: "), theme.style(Role::Title))];
+        match result {
+            Ok(receipt) => {
+                spans.push(Span::styled(
+                    format!(
+                        "✓ recorded, receipt #{} sha256 {} {}",
+                        receipt.seq,
+                        receipt.sha256.chars().take(16).collect::<String>(),
+                        if receipt.signature.is_some() {
+                            "signed"
+                        } else {
+                            "UNSIGNED"
+                        }
+                    ),
+                    theme.style(Role::Ok),
+                ));
+                out.push(Line::from(spans));
+                let mut body = vec![Span::raw("  ")];
+                body.extend(text::untrusted_inline(&receipt.body, dim, theme));
+                out.push(Line::from(body));
+            }
+            Err(refusal) => {
+                spans.extend(refusal_line(refusal, theme));
+                out.push(Line::from(spans));
+            }
+        }
+    }
+    out.push(keys_line(&[("enter/esc", "close")], theme));
 }

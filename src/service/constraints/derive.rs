@@ -1,5 +1,6 @@
 //! Reading one compaction's rows out of its report: the registered invariants and
-//! commitments (the consistency check's rows and findings, the policy's texts and the
+//! commitments (the consistency check's rows and findings, or in prose mode the reinjection
+//! check's rows and the conflicts check's findings; the policy's texts and the
 //! grammar's required clauses), the pinned constraints (the pinned check's rows, the request's
 //! texts and the report's manifest) and the authority claims (the authority check's
 //! findings), each with the sentences and user turns the text matching finds for it.
@@ -24,7 +25,10 @@ pub(super) struct Context<'a> {
     input: &'a Input<'a>,
     policy: &'a Policy,
     sentences: Vec<Range<usize>>,
+    /// The consistency check's rows, or in prose mode the reinjection check's.
     consistency: Option<&'a CheckResult>,
+    /// Prose mode's proposals a registered constraint forbids (`None` in strict mode).
+    conflicts: Option<&'a CheckResult>,
     pinned: Option<&'a CheckResult>,
     authority: Option<&'a CheckResult>,
     /// Required clause forms, by predicate.
@@ -47,7 +51,9 @@ impl<'a> Context<'a> {
             input,
             policy,
             sentences: sentences(&input.summary.text),
-            consistency: check(input.report, "consistency"),
+            consistency: check(input.report, "consistency")
+                .or_else(|| check(input.report, "reinjection")),
+            conflicts: check(input.report, "conflicts"),
             pinned: check(input.report, "pinned"),
             authority: check(input.report, "authority"),
             clause_forms: policy
@@ -159,7 +165,9 @@ impl<'a> Context<'a> {
         let row = self
             .consistency
             .and_then(|c| c.constraints.iter().find(|r| r.constraint_id == id));
-        let about: Vec<&Finding> = Self::findings_about(self.consistency, id).collect();
+        let about: Vec<&Finding> = Self::findings_about(self.consistency, id)
+            .chain(Self::findings_about(self.conflicts, id))
+            .collect();
         let missing =
             |f: &&Finding| f.message.contains("not retained") || f.message.starts_with("no claim");
         let status = match row {
@@ -169,6 +177,13 @@ impl<'a> Context<'a> {
             None if !about.is_empty() => ConstraintStatus::Unsupported,
             None if !Self::ran(self.consistency) => ConstraintStatus::NotChecked,
             None => ConstraintStatus::Missing,
+        };
+        // Re-injected, and the summary proposes what it forbids.
+        let status = match status {
+            ConstraintStatus::Reinjected if about.iter().any(|f| f.kind == "conflict") => {
+                ConstraintStatus::Conflict
+            }
+            status => status,
         };
         let claim = self
             .input
