@@ -182,35 +182,27 @@ fn words(text: &str) -> Vec<(Word, Range<usize>)> {
 /// whitespace. ASCII whitespace is found byte by byte; a word with other bytes is split again
 /// on Unicode whitespace, so the words are those of `text.split(char::is_whitespace)`.
 fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-            i += 1;
+    let mut start = 0;
+    for word in text.as_bytes().split(u8::is_ascii_whitespace) {
+        let at = start;
+        start += word.len() + 1;
+        if word.is_empty() {
+            continue;
         }
-        let start = i;
-        let mut ascii = true;
-        while let Some(&b) = bytes.get(i) {
-            if b.is_ascii_whitespace() {
-                break;
-            }
-            ascii &= b.is_ascii();
-            i += 1;
-        }
-        let Some(word) = text.get(start..i).filter(|w| !w.is_empty()) else {
+        let Some(word) = text.get(at..at + word.len()) else {
             continue;
         };
-        if ascii {
-            f(start, word);
+        if word.is_ascii() {
+            f(at, word);
             continue;
         }
-        let mut at = start;
+        let mut from = at;
         for part in word.split(char::is_whitespace) {
             if !part.is_empty() {
-                f(at, part);
+                f(from, part);
             }
-            at += part.len()
-                + text[at + part.len()..]
+            from += part.len()
+                + text[from + part.len()..]
                     .chars()
                     .next()
                     .map_or(0, char::len_utf8);
