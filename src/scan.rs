@@ -21,8 +21,11 @@ pub mod bulk;
 mod decode;
 mod digits;
 mod filter;
+mod glued;
 mod ids;
+mod joined;
 mod keywords;
+mod names;
 mod net;
 mod pass;
 mod redact;
@@ -35,7 +38,7 @@ mod whole;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use redact::redact;
 pub use rule::{Category, Confidence, Rule, RuleError};
@@ -141,6 +144,8 @@ pub struct Scanner {
     /// Enabled rules that run over the whole field, most behind one regex-set pass.
     whole: whole::WholeField,
     rules_sha256: String,
+    /// This scanner narrowed to its secret rules, for the joined views (built on first use).
+    secrets: OnceLock<Box<Scanner>>,
 }
 
 impl Scanner {
@@ -228,6 +233,7 @@ impl Scanner {
             named,
             whole,
             rules_sha256: rule::files_sha256(files),
+            secrets: OnceLock::new(),
         })
     }
 
@@ -270,17 +276,34 @@ impl Scanner {
                 named[i] |= umbrella.is_none() && selected;
             }
         }
+        Ok(self.narrowed(enabled, named))
+    }
+
+    /// This scanner running only the `enabled` rules, sharing what is compiled.
+    fn narrowed(&self, enabled: Vec<bool>, named: Vec<bool>) -> Scanner {
         let (digit_rules, in_group) =
             group_digit_rules(&self.rules, &enabled, self.digit_rules.as_ref());
         let whole = whole_field_rules(&self.rules, &enabled, &self.always, Some(&self.whole));
-        Ok(Scanner {
+        Scanner {
             keyword_rules: selected(&self.keywords.rules_of, &enabled),
             enabled,
             digit_rules,
             in_group,
             named,
             whole,
+            secrets: OnceLock::new(),
             ..self.clone()
+        }
+    }
+
+    /// This scanner without its PII and identifier rules: what the joined views are scanned
+    /// with, since only secrets are taken from them.
+    fn secrets_only(&self) -> &Scanner {
+        self.secrets.get_or_init(|| {
+            let enabled = (0..self.rules.len())
+                .map(|ri| self.enabled[ri] && self.rules[ri].category.is_secret())
+                .collect();
+            Box::new(self.narrowed(enabled, self.named.clone()))
         })
     }
 
@@ -322,9 +345,12 @@ impl Scanner {
         self.rules_sha256.clone()
     }
 
-    /// Scans one field. Findings are sorted by span and never overlap for the same rule.
+    /// Scans one field, and the joined views of its fragments (see `joined`). Findings are
+    /// sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
         let mut raw = self.scan_raw(text, true);
+        let joined = self.scan_joined(text, &raw);
+        raw.extend(joined);
         raw.sort_by(|a, b| {
             (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule))
         });

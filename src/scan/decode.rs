@@ -152,6 +152,11 @@ fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
     engine.decode(&trimmed).ok()
 }
 
+/// Whether `s` is base64 (standard or URL-safe) of at least 12 bytes of printable text.
+pub(super) fn decodes_to_text(s: &str) -> bool {
+    s.len() >= 16 && decode_base64(s.as_bytes()).and_then(printable).is_some()
+}
+
 /// The decoded bytes as text, if at least 90% of them are printable ASCII or whitespace.
 fn printable(bytes: Vec<u8>) -> Option<String> {
     if bytes.len() < 12 {

@@ -34,10 +34,20 @@ pub(super) fn email(ctx: &MatchCtx<'_>) -> Outcome {
     if file_ext.contains(&tld) {
         return Outcome::Reject;
     }
-    if in_url_userinfo(ctx.before) {
+    if in_url_userinfo(ctx.before) || scp_remote(ctx.after) {
         return Outcome::Reject;
     }
     Outcome::Neutral
+}
+
+/// Whether an address is followed by `:` and a path, as in a git SSH remote or an scp target
+/// (`git@github.com:org/repo.git`, `deploy@build01.corp.net:/srv/app`): a login, not a mailbox.
+fn scp_remote(after: &str) -> bool {
+    after.strip_prefix(':').is_some_and(|rest| {
+        rest.bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'~' | b'_' | b'.'))
+    })
 }
 
 /// Whether text ending in `before` is inside a URL's user-info: after `scheme://` with no path,

@@ -20,6 +20,14 @@ impl Scanner {
             for window in keywords::windows(bytes, positions, rule.window_before, rule.window) {
                 rule.find_in(ri, text, window, &mut out);
             }
+            if let Ok(rule::Compiled {
+                glued: Some(glued), ..
+            }) = rule.compiled()
+            {
+                for &(_, at) in group {
+                    rule.find_glued(glued, ri, text, at, &mut out);
+                }
+            }
         }
         let needs_clusters = self.digit_rules.is_some()
             || self

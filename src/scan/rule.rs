@@ -66,6 +66,12 @@ pub enum Category {
 }
 
 impl Category {
+    /// Whether the category is a secret (credential, private key, token), not personal data
+    /// or an identifier.
+    pub fn is_secret(self) -> bool {
+        !matches!(self, Category::Pii | Category::Identifier)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Credential => "credential",
@@ -166,6 +172,8 @@ pub(super) struct Compiled {
     pub regex: Regex,
     /// Where the value sits in a match, so most matches need no capture extraction.
     value_shape: ValueShape,
+    /// The token regex without its boundary context, for a vendor-prefixed rule (see `glued`).
+    pub glued: Option<super::glued::Glued>,
 }
 
 /// Compiles one rule's regex with the scanner's limits.
@@ -179,7 +187,11 @@ fn build_regex(pattern: &str, unicode: bool) -> Result<Compiled, String> {
     let groups = regex.captures_len().saturating_sub(1);
     let first_name = regex.capture_names().nth(1).flatten();
     let value_shape = shape::value_shape(pattern, unicode, groups, first_name);
-    Ok(Compiled { regex, value_shape })
+    Ok(Compiled {
+        regex,
+        value_shape,
+        glued: None,
+    })
 }
 
 #[derive(Debug, Deserialize)]

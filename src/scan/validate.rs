@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::filter;
 use super::ids;
+use super::names;
 use super::net::{self, IpKind};
 use super::rule::MatchCtx;
 use super::values;
@@ -89,6 +90,9 @@ validators! {
     DePlz => "de_plz",
     Dea => "dea",
     VendorSecret => "vendor_secret",
+    NamedValue => "named_value",
+    VendorValue => "vendor_value",
+    BareBase64Key => "bare_base64_key",
     UrlPassword => "url_password",
     UserPass => "user_pass",
     AuthHeader => "auth_header",
@@ -115,6 +119,9 @@ pub(super) fn check(v: Validator, ctx: &MatchCtx<'_>) -> Outcome {
         Validator::ProseSecret => values::prose_secret(ctx),
         Validator::ProseDirect => values::prose_direct(ctx),
         Validator::VendorSecret => values::vendor_secret(ctx),
+        Validator::NamedValue => names::named_value(ctx),
+        Validator::VendorValue => names::vendor_value(ctx),
+        Validator::BareBase64Key => names::bare_base64_key(ctx),
         Validator::UrlPassword => values::url_password(s),
         Validator::UserPass => values::user_pass(s),
         Validator::AuthHeader => values::auth_header(s),

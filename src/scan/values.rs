@@ -140,7 +140,7 @@ const NON_SECRET_QUALIFIERS: &[&str] = &[
     "keying",
 ];
 
-fn key_words(key: &str) -> Vec<String> {
+pub(super) fn key_words(key: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
@@ -166,7 +166,7 @@ fn key_words(key: &str) -> Vec<String> {
 
 /// How strongly a variable name says "secret": 2 for passwords, 1 for tokens and keys,
 /// 0 when it names something else (`public_key`, `token_url`, `keyboard`).
-fn key_strength(key: &str) -> u8 {
+pub(super) fn key_strength(key: &str) -> u8 {
     let words = key_words(key);
     let Some(last) = words.last() else {
         return 0;

@@ -7,7 +7,7 @@ use std::ops::Range;
 use regex::bytes::Regex;
 
 use super::super::validate::{self, Outcome};
-use super::super::{filter, RawMatch};
+use super::super::{filter, glued, RawMatch};
 use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, ValueShape};
 
 /// What a validator sees of one match: the value, the named `key` group, and the text around.
@@ -24,7 +24,12 @@ impl Rule {
     /// The rule's regex, compiled on first use; an error says which rule and why.
     pub(in crate::scan) fn compiled(&self) -> Result<&Compiled, RuleError> {
         self.compiled
-            .get_or_init(|| build_regex(&self.pattern, self.unicode))
+            .get_or_init(|| {
+                let mut compiled = build_regex(&self.pattern, self.unicode)?;
+                compiled.glued =
+                    glued::glued_regex(&self.pattern, self.unicode, &self.keywords, self.category);
+                Ok(compiled)
+            })
             .as_ref()
             .map_err(|reason| RuleError::Regex {
                 id: self.id.clone(),
@@ -129,7 +134,7 @@ impl Rule {
     }
 
     /// Validates the value at `span` of `text` and records it when accepted.
-    fn push_if_accepted(
+    pub(in crate::scan) fn push_if_accepted(
         &self,
         index: usize,
         text: &str,
