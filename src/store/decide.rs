@@ -146,6 +146,28 @@ impl From<StoreError> for DecisionError {
 
 impl Store {
     /// Records `request` signed by `key` under `rules`; see the module docs for the rules.
+    /// A press on an item someone already decided is refused from a verified snapshot, without
+    /// queueing for the write lock behind the writers; the rules are checked again under the
+    /// lock, which is what makes them hold. Only a decision receipt on file (one indexed
+    /// lookup) makes the snapshot worth verifying.
+    fn refuse_if_seen_decided(&self, id: &str) -> Result<(), DecisionError> {
+        if self.mode() != super::Mode::ReadWrite || !self.decision_on_file(id)? {
+            return Ok(());
+        }
+        match self
+            .verified_compaction(id)
+            .ok()
+            .and_then(|seen| Some((seen.decision.clone()?, seen.status())))
+        {
+            Some((d, status)) => Err(DecisionError::AlreadyDecided {
+                id: id.into(),
+                status,
+                reviewer: d.reviewer,
+            }),
+            None => Ok(()),
+        }
+    }
+
     pub fn decide(
         &self,
         request: &DecisionRequest,
@@ -153,58 +175,13 @@ impl Store {
         rules: &ReviewRules,
     ) -> Result<DecisionOutcome, DecisionError> {
         let id = request.compaction_id.as_str();
-        if !rules.reason_codes.contains(&request.reason) {
-            let allowed: Vec<String> = rules
-                .reason_codes
-                .iter()
-                .map(|c| format!("\"{c}\""))
-                .collect();
-            return Err(DecisionError::UnknownReason {
-                code: crate::sanitize::excerpt(&request.reason, 40),
-                allowed: allowed.join(", "),
-            });
-        }
-        // A press on an item someone already decided is refused from a verified snapshot,
-        // without queueing for the write lock behind the writers; the rules are checked again
-        // under the lock below, which is what makes them hold. Only a decision receipt on
-        // file (one indexed lookup) makes the snapshot worth verifying.
-        if self.mode() == super::Mode::ReadWrite && self.decision_on_file(id)? {
-            if let Some((d, status)) = self
-                .verified_compaction(id)
-                .ok()
-                .and_then(|seen| Some((seen.decision.clone()?, seen.status())))
-            {
-                return Err(DecisionError::AlreadyDecided {
-                    id: id.into(),
-                    status,
-                    reviewer: d.reviewer,
-                });
-            }
-        }
+        known_reason(request, rules)?;
+        self.refuse_if_seen_decided(id)?;
         self.write(|tx, log, _| {
             let verified = self.verifier()?;
             let reviewer = known_reviewer(&verified, key)?;
             let state = self.verified_compaction_with(&verified, id)?;
-            if let Some(d) = &state.decision {
-                return Err(DecisionError::AlreadyDecided {
-                    id: id.into(),
-                    status: state.status(),
-                    reviewer: d.reviewer.clone(),
-                });
-            }
-            if state.status() != Status::Quarantined {
-                return Err(DecisionError::NotQuarantined {
-                    id: id.into(),
-                    status: state.status(),
-                });
-            }
-            if request.seen_report_sha256 != state.report_sha256 {
-                return Err(DecisionError::Stale {
-                    id: id.into(),
-                    seen: crate::sanitize::excerpt(&request.seen_report_sha256, 64),
-                    current: state.report_sha256,
-                });
-            }
+            decidable(&state, request)?;
             let signed = |kind| {
                 target_receipt(&state, kind)
                     .with("reason", request.reason.as_str())
@@ -365,4 +342,47 @@ fn target_receipt(state: &VerifiedCompaction, kind: ReceiptKind) -> Receipt {
         .with("policy_sha256", state.policy_sha256.as_str())
         .with("verifier_version", state.verifier_version.as_str())
         .with("verdict_class", state.verdict_class.as_str())
+}
+
+/// The request's reason code is one the review rules allow.
+fn known_reason(request: &DecisionRequest, rules: &ReviewRules) -> Result<(), DecisionError> {
+    if rules.reason_codes.contains(&request.reason) {
+        return Ok(());
+    }
+    let allowed: Vec<String> = rules
+        .reason_codes
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect();
+    Err(DecisionError::UnknownReason {
+        code: crate::sanitize::excerpt(&request.reason, 40),
+        allowed: allowed.join(", "),
+    })
+}
+
+/// `state`, verified under the write lock, may be decided as `request` asks: not decided yet,
+/// still quarantined, and its report the one the reviewer saw.
+fn decidable(state: &VerifiedCompaction, request: &DecisionRequest) -> Result<(), DecisionError> {
+    let id = request.compaction_id.as_str();
+    if let Some(d) = &state.decision {
+        return Err(DecisionError::AlreadyDecided {
+            id: id.into(),
+            status: state.status(),
+            reviewer: d.reviewer.clone(),
+        });
+    }
+    if state.status() != Status::Quarantined {
+        return Err(DecisionError::NotQuarantined {
+            id: id.into(),
+            status: state.status(),
+        });
+    }
+    if request.seen_report_sha256 != state.report_sha256 {
+        return Err(DecisionError::Stale {
+            id: id.into(),
+            seen: crate::sanitize::excerpt(&request.seen_report_sha256, 64),
+            current: state.report_sha256.clone(),
+        });
+    }
+    Ok(())
 }
