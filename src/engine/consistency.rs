@@ -293,47 +293,11 @@ impl ConsistencyChecker<'_> {
             .iter()
             .map(|c| (constraint_key(c), c))
             .collect();
-        let claims = &compacted.preserved_constraint_claims;
-        let observed: BTreeMap<Key<'_>, &Claim> =
-            claims.iter().map(|c| (claim_key(c), c)).collect();
-        if observed.len() != claims.len() {
-            return Err(finding("constraint claim population is duplicated"));
-        }
-        if observed.keys().any(|k| !expected_by_key.contains_key(k)) {
-            return Err(finding("constraint claim population has extra IDs"));
-        }
-        if expected_by_key.keys().any(|k| !observed.contains_key(k)) {
-            return Err(fail(
-                "INSUFFICIENT_DATA",
-                "UNKNOWN",
-                "constraint claim population is incomplete",
-            ));
-        }
-        for expected in canonical_constraints {
-            let claim = observed[&constraint_key(expected)];
-            if claim.canonical_record_sha256 != expected.canonical_record_sha256
-                || claim.canonical_predicate_sha256 != expected.canonical_predicate_sha256
-                || claim.preserved_predicate != expected.canonical_predicate
-            {
-                return Err(finding(format!(
-                    "constraint claim digest or predicate differs: {}",
-                    key_text(constraint_key(expected))
-                )));
-            }
-        }
-        if claims.iter().any(|c| c.status == "CONFLICT") {
-            return Err(finding("compactor reported a constraint conflict"));
-        }
-        if claims.iter().any(|c| c.status == "UNSUPPORTED") {
-            return Err(fail(
-                "INSUFFICIENT_DATA",
-                "UNKNOWN",
-                "compactor could not support every canonical predicate",
-            ));
-        }
-        if claims.iter().any(|c| c.status != "PRESERVED") {
-            return Err(error("constraint claim status is invalid"));
-        }
+        let observed = claims_by_key(
+            &compacted.preserved_constraint_claims,
+            canonical_constraints,
+            &expected_by_key,
+        )?;
 
         let ordered_claims: Vec<&Claim> = canonical_constraints
             .iter()
@@ -439,62 +403,17 @@ impl ConsistencyChecker<'_> {
             ));
         }
 
-        let receipt_body = canonical_object(&mut [
-            ("claim_count", Field::Int(ordered_claims.len() as i64)),
-            (
-                "claim_population_sha256",
-                Field::Str(&claim_population_sha256),
-            ),
-            (
-                "commitment_snapshot_sha256",
-                Field::Str(&self.snapshot.digest),
-            ),
-            (
-                "compacted_output_sha256",
-                Field::Str(&compacted_output_sha256),
-            ),
-            (
-                "compacted_summary_sha256",
-                Field::Str(&compacted_summary_sha256),
-            ),
-            (
-                "conflict_verifier_artifact_sha256",
-                Field::Str(&verification.verifier_artifact_sha256),
-            ),
-            (
-                "conflict_verifier_receipt_sha256",
-                Field::Str(&verification.receipt_sha256),
-            ),
-            (
-                "conflict_verifier_version",
-                Field::Str(&verification.verifier_version),
-            ),
-            (
-                "invariant_manifest_sha256",
-                Field::Str(&self.manifest.digest),
-            ),
-            ("policy_sha256", Field::Str(policy_sha256)),
-            (
-                "rendered_canonical_policy_block",
-                Field::Canonical(&registered.rendered_policy_block_json),
-            ),
-            ("rendered_policy_sha256", Field::Str(rendered_policy_sha256)),
-            ("result_count", Field::Int(ordered_results.len() as i64)),
-            (
-                "result_population_sha256",
-                Field::Str(&result_population_sha256),
-            ),
-            (
-                "schema_version",
-                Field::Str("aidefend.compaction-consistency-receipt.v3"),
-            ),
-            (
-                "semantic_assurance",
-                Field::Str("COMPLETE_DETERMINISTIC_BOUNDED_RULES_NOT_FREE_TEXT_EQUIVALENCE"),
-            ),
-            ("task_id", Field::Str(request.task_id)),
-            ("tenant_id", Field::Str(request.tenant_id)),
-        ]);
+        let receipt_body = self.receipt_body(&Bound {
+            request,
+            registered: &registered,
+            verification,
+            claim_count: ordered_claims.len(),
+            claim_population_sha256: &claim_population_sha256,
+            compacted_output_sha256: &compacted_output_sha256,
+            compacted_summary_sha256: &compacted_summary_sha256,
+            result_count: ordered_results.len(),
+            result_population_sha256: &result_population_sha256,
+        });
         let receipt_sha256 = sha256_hex(receipt_body.as_bytes());
         appended.push(receipt_body.clone());
         let evidence_id = evidence.append(&receipt_body);
@@ -512,6 +431,69 @@ impl ConsistencyChecker<'_> {
             rendered_canonical_policy_block: rendered_policy_block.clone(),
             rendered_policy_sha256: rendered_policy_sha256.clone(),
         })
+    }
+
+    /// The consistency receipt's canonical body: what the check bound, field by field.
+    fn receipt_body(&self, b: &Bound<'_>) -> String {
+        canonical_object(&mut [
+            ("claim_count", Field::Int(b.claim_count as i64)),
+            (
+                "claim_population_sha256",
+                Field::Str(b.claim_population_sha256),
+            ),
+            (
+                "commitment_snapshot_sha256",
+                Field::Str(&self.snapshot.digest),
+            ),
+            (
+                "compacted_output_sha256",
+                Field::Str(b.compacted_output_sha256),
+            ),
+            (
+                "compacted_summary_sha256",
+                Field::Str(b.compacted_summary_sha256),
+            ),
+            (
+                "conflict_verifier_artifact_sha256",
+                Field::Str(&b.verification.verifier_artifact_sha256),
+            ),
+            (
+                "conflict_verifier_receipt_sha256",
+                Field::Str(&b.verification.receipt_sha256),
+            ),
+            (
+                "conflict_verifier_version",
+                Field::Str(&b.verification.verifier_version),
+            ),
+            (
+                "invariant_manifest_sha256",
+                Field::Str(&self.manifest.digest),
+            ),
+            ("policy_sha256", Field::Str(b.request.policy_sha256)),
+            (
+                "rendered_canonical_policy_block",
+                Field::Canonical(&b.registered.rendered_policy_block_json),
+            ),
+            (
+                "rendered_policy_sha256",
+                Field::Str(&b.registered.rendered_policy_sha256),
+            ),
+            ("result_count", Field::Int(b.result_count as i64)),
+            (
+                "result_population_sha256",
+                Field::Str(b.result_population_sha256),
+            ),
+            (
+                "schema_version",
+                Field::Str("aidefend.compaction-consistency-receipt.v3"),
+            ),
+            (
+                "semantic_assurance",
+                Field::Str("COMPLETE_DETERMINISTIC_BOUNDED_RULES_NOT_FREE_TEXT_EQUIVALENCE"),
+            ),
+            ("task_id", Field::Str(b.request.task_id)),
+            ("tenant_id", Field::Str(b.request.tenant_id)),
+        ])
     }
 
     /// Every registered constraint, invariants first, in registry order.
@@ -569,6 +551,69 @@ impl ConsistencyChecker<'_> {
             ),
         ])
     }
+}
+
+/// The summary's claims by constraint key, once they are exactly the registered population, each
+/// bound to its registered record and predicate, and each PRESERVED: the first that is not, as
+/// the seed words it.
+fn claims_by_key<'a>(
+    claims: &'a [Claim],
+    canonical_constraints: &[CanonicalConstraint],
+    expected_by_key: &BTreeMap<Key<'_>, &CanonicalConstraint>,
+) -> Result<BTreeMap<Key<'a>, &'a Claim>, ConsistencyFailure> {
+    let observed: BTreeMap<Key<'_>, &Claim> = claims.iter().map(|c| (claim_key(c), c)).collect();
+    if observed.len() != claims.len() {
+        return Err(finding("constraint claim population is duplicated"));
+    }
+    if observed.keys().any(|k| !expected_by_key.contains_key(k)) {
+        return Err(finding("constraint claim population has extra IDs"));
+    }
+    if expected_by_key.keys().any(|k| !observed.contains_key(k)) {
+        return Err(fail(
+            "INSUFFICIENT_DATA",
+            "UNKNOWN",
+            "constraint claim population is incomplete",
+        ));
+    }
+    for expected in canonical_constraints {
+        let claim = observed[&constraint_key(expected)];
+        if claim.canonical_record_sha256 != expected.canonical_record_sha256
+            || claim.canonical_predicate_sha256 != expected.canonical_predicate_sha256
+            || claim.preserved_predicate != expected.canonical_predicate
+        {
+            return Err(finding(format!(
+                "constraint claim digest or predicate differs: {}",
+                key_text(constraint_key(expected))
+            )));
+        }
+    }
+    if claims.iter().any(|c| c.status == "CONFLICT") {
+        return Err(finding("compactor reported a constraint conflict"));
+    }
+    if claims.iter().any(|c| c.status == "UNSUPPORTED") {
+        return Err(fail(
+            "INSUFFICIENT_DATA",
+            "UNKNOWN",
+            "compactor could not support every canonical predicate",
+        ));
+    }
+    if claims.iter().any(|c| c.status != "PRESERVED") {
+        return Err(error("constraint claim status is invalid"));
+    }
+    Ok(observed)
+}
+
+/// What a passing consistency check bound, for its receipt.
+struct Bound<'a> {
+    request: &'a ConsistencyRequest<'a>,
+    registered: &'a Registered,
+    verification: &'a ConflictVerification,
+    claim_count: usize,
+    claim_population_sha256: &'a str,
+    compacted_output_sha256: &'a str,
+    compacted_summary_sha256: &'a str,
+    result_count: usize,
+    result_population_sha256: &'a str,
 }
 
 #[cfg(test)]
