@@ -75,6 +75,13 @@ pub struct RecordSetSpec {
     pub records: Vec<RecordSpec>,
 }
 
+impl RecordSetSpec {
+    /// The registered ids, in registry order: what a request built from the policy expects.
+    pub fn ids(&self) -> Vec<String> {
+        self.records.iter().map(|r| r.id.clone()).collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSpec {

@@ -123,18 +123,8 @@ pub fn request_for(
             None => compaction.session_id.clone(),
         },
         messages: compaction.messages.clone(),
-        expected_invariant_ids: policy
-            .invariants
-            .records
-            .iter()
-            .map(|r| r.id.clone())
-            .collect(),
-        expected_commitment_ids: policy
-            .commitments
-            .records
-            .iter()
-            .map(|r| r.id.clone())
-            .collect(),
+        expected_invariant_ids: policy.invariants.ids(),
+        expected_commitment_ids: policy.commitments.ids(),
         pinned_constraints: pins,
         model_revision: format!("{} {version}", compaction.runtime.name()),
         summarizer,

@@ -271,10 +271,7 @@ fn fallback_instruction(
     let pinned = PinnedManifest::isolate(&policy.pinned, pins)
         .or_else(|_| PinnedManifest::isolate(&policy.pinned, &[]))
         .ok()?;
-    let ids = |r: &crate::policy::RecordSetSpec| {
-        r.records.iter().map(|r| r.id.clone()).collect::<Vec<_>>()
-    };
-    let (invariants, commitments) = (ids(&policy.invariants), ids(&policy.commitments));
+    let (invariants, commitments) = (policy.invariants.ids(), policy.commitments.ids());
     engine
         .render_trusted_instruction(&RenderInput {
             tenant_id: "unknown",

@@ -37,18 +37,8 @@ pub fn req(
         tenant_id: "/home/dev/project".into(),
         task_id: "session-1".into(),
         messages,
-        expected_invariant_ids: policy
-            .invariants
-            .records
-            .iter()
-            .map(|r| r.id.clone())
-            .collect(),
-        expected_commitment_ids: policy
-            .commitments
-            .records
-            .iter()
-            .map(|r| r.id.clone())
-            .collect(),
+        expected_invariant_ids: policy.invariants.ids(),
+        expected_commitment_ids: policy.commitments.ids(),
         pinned_constraints: pins,
         model_revision: "claude-code 2.1.39".into(),
         summarizer: SummarizerOutput::Raw(summary.into()),
