@@ -23,6 +23,7 @@ mod log;
 mod postgres;
 mod query;
 mod record;
+mod retry;
 mod reviewers;
 pub mod schema;
 pub(crate) mod sql;
@@ -57,6 +58,7 @@ pub use query::{
     StoredReceipt,
 };
 pub use record::{NewCompaction, NewReport, Recorded, ReportChange};
+pub use retry::Appends;
 pub use reviewers::{RegistrationError, Reviewer};
 pub use schema::SCHEMA_VERSION;
 
@@ -227,6 +229,10 @@ pub struct Store {
     key_files: KeyFiles,
     /// Whether a transaction is open on the connection (reads inside it use it).
     in_tx: Cell<bool>,
+    /// How write transactions are serialized.
+    appends: Appends,
+    /// Write transactions run again after losing a race, since opening.
+    retries: Cell<u64>,
 }
 
 impl std::fmt::Debug for Store {
@@ -313,6 +319,8 @@ impl Store {
             key,
             key_files: files,
             in_tx: Cell::new(false),
+            appends: Appends::Lock,
+            retries: Cell::new(0),
         })
     }
 
@@ -324,14 +332,16 @@ impl Store {
             Location::File(path) => path.clone(),
             Location::Postgres(url) => PathBuf::from(url),
         };
-        Store::open_with_signing_key(
+        let mut store = Store::open_with_signing_key(
             &location,
             &OpenOptions {
                 mode: self.mode,
                 store_key: self.trust().is_ok().then(|| self.verifier_key()),
             },
             Some(&self.key_files.key),
-        )
+        )?;
+        store.appends = self.appends;
+        Ok(store)
     }
 
     /// The store's location as messages show it (for a URL, with its password masked).
@@ -398,18 +408,56 @@ impl Store {
         &self.db
     }
 
+    /// Serializes this store's write transactions as `appends` says (the store bench and
+    /// the race test compare the two; the product keeps the lock).
+    #[doc(hidden)]
+    pub fn set_appends(&mut self, appends: Appends) {
+        self.appends = appends;
+    }
+
+    /// Write transactions run again after losing a race, since the store was opened.
+    #[doc(hidden)]
+    pub fn retries(&self) -> u64 {
+        self.retries.get()
+    }
+
     /// Runs `f` in a write transaction with the log's verified tail, committing on `Ok`; the
-    /// log's new head is signed (and on PostgreSQL announced) before the commit.
+    /// log's new head is signed (and on PostgreSQL announced) before the commit. A
+    /// transaction that lost a race with another writer (only possible under
+    /// [`Appends::Serializable`]) is rolled back and run again, `f` included, up to
+    /// [`retry::MAX_RETRIES`] times.
     pub(crate) fn write<T, E: From<StoreError>>(
         &self,
-        f: impl FnOnce(&dyn Conn, &mut LogWriter, &NamedKey) -> Result<T, E>,
+        mut f: impl FnMut(&dyn Conn, &mut LogWriter, &NamedKey) -> Result<T, E>,
     ) -> Result<T, E> {
         let key = match (&self.key, self.mode) {
             (Some(key), Mode::ReadWrite) => key,
             _ => return Err(StoreError::ReadOnly(self.path.clone()).into()),
         };
+        let mut attempt = 0;
+        loop {
+            match self.write_once(key, &mut f) {
+                Err(_) if self.conn().lost_race() && attempt < retry::MAX_RETRIES => {
+                    attempt += 1;
+                    self.retries.set(self.retries.get() + 1);
+                    std::thread::sleep(retry::pause(attempt));
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn write_once<T, E: From<StoreError>>(
+        &self,
+        key: &NamedKey,
+        f: &mut impl FnMut(&dyn Conn, &mut LogWriter, &NamedKey) -> Result<T, E>,
+    ) -> Result<T, E> {
         let conn = self.conn();
-        let tx = Transaction::begin(conn, Tx::Write)
+        let how = match self.appends {
+            Appends::Lock => Tx::Write,
+            Appends::Serializable => Tx::Serializable,
+        };
+        let tx = Transaction::begin(conn, how)
             .map_err(StoreError::sql("starting a write transaction"))?;
         let _open = InTx::enter(&self.in_tx);
         let mut log = LogWriter::load(conn, &self.identity.public_key, self.origin())

@@ -3,7 +3,9 @@
 //! approvers). Every item is decided exactly once, the only refusals are "already decided"
 //! and "you already approved", the audit log is one gap-free sequence, verify passes, and the
 //! Merkle root recomputed from the receipts' bytes is the one the last checkpoint signs. On
-//! both backends: SQLite's file lock, PostgreSQL's advisory lock.
+//! both backends: SQLite's file lock, PostgreSQL's advisory lock; and on PostgreSQL once more
+//! with the alternative the store bench measures, `SERIALIZABLE` transactions retried when
+//! they lose a race ([`Appends::Serializable`]).
 //!
 //! The processes are this test binary re-run with `CQ_STORE_RACE_CHILD` set.
 
@@ -19,8 +21,8 @@ use cq::audit::merkle::{leaf_hash, Frontier};
 use cq::audit::rows::LogRows;
 use cq::audit::{verify, Checkpoint, NamedKey};
 use cq::store::{
-    Action, DecisionError, DecisionOutcome, DecisionRequest, ListFilter, Mode, OpenOptions, Role,
-    Status, Store,
+    Action, Appends, DecisionError, DecisionOutcome, DecisionRequest, ListFilter, Mode,
+    OpenOptions, Role, Status, Store,
 };
 use fixtures::*;
 
@@ -46,16 +48,20 @@ fn race_child() {
     let Ok(spec) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let parts: Vec<&str> = spec.splitn(4, '|').collect();
-    let (dir, n, signing, location) = (Path::new(parts[0]), parts[1], parts[2], parts[3]);
+    let parts: Vec<&str> = spec.splitn(5, '|').collect();
+    let (dir, n, signing, appends, location) =
+        (Path::new(parts[0]), parts[1], parts[2], parts[3], parts[4]);
     let n: usize = n.parse().unwrap();
     let options = OpenOptions {
         mode: Mode::ReadWrite,
         store_key: None,
     };
-    let store =
+    let mut store =
         Store::open_with_signing_key(Path::new(location), &options, Some(Path::new(signing)))
             .unwrap();
+    if appends == "serializable" {
+        store.set_appends(Appends::Serializable);
+    }
     let key = NamedKey::load(&dir.join(format!("r{n}.key"))).unwrap();
     let mut tally = Tally::default();
     // Every item twice, starting at a different item per process, some walking backwards.
@@ -91,11 +97,24 @@ fn race_child() {
         tally.0[slot] += 1;
     }
     let [a, b, c, d] = tally.0;
-    println!("RESULT {a} {b} {c} {d}");
+    println!("RESULT {a} {b} {c} {d} {}", store.retries());
 }
 
 both! {
 fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
+    race(&s, "lock");
+}
+}
+
+#[test]
+fn eight_processes_deciding_under_serializable_retries_decide_each_once() {
+    if let Some(s) = TestStore::postgres("serializable race") {
+        race(&s, "serializable");
+    }
+}
+
+/// The race on `s`, its writers serializing as `appends` says ("lock" or "serializable").
+fn race(s: &TestStore, appends: &str) {
     if std::env::var_os(CHILD_ENV).is_some() {
         return;
     }
@@ -105,9 +124,15 @@ fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
         for n in 0..PROCESSES {
             let key = NamedKey::generate(&format!("r{n}")).unwrap();
             store
-                .add_reviewer(&format!("r{n}"), &key.verifier_text(), Role::Approver, first.as_ref())
+                .add_reviewer(
+                    &format!("r{n}"),
+                    &key.verifier_text(),
+                    Role::Approver,
+                    first.as_ref(),
+                )
                 .unwrap();
-            key.save_new(&s.dir.path().join(format!("r{n}.key"))).unwrap();
+            key.save_new(&s.dir.path().join(format!("r{n}.key")))
+                .unwrap();
             first.get_or_insert(key);
         }
         let items: Vec<_> = (0..ITEMS).map(item).collect();
@@ -117,7 +142,7 @@ fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
     let children: Vec<_> = (0..PROCESSES)
         .map(|n| {
             let spec = format!(
-                "{}|{n}|{}|{}",
+                "{}|{n}|{}|{appends}|{}",
                 s.dir.path().display(),
                 s.key_path().display(),
                 s.location.display()
@@ -132,6 +157,7 @@ fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
         })
         .collect();
     let mut total = Tally::default();
+    let mut retries = 0;
     for child in children {
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -145,14 +171,20 @@ fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
             .lines()
             .find_map(|l| l.split("RESULT ").nth(1))
             .unwrap();
-        for (slot, n) in line.split(' ').enumerate() {
-            total.0[slot] += n.parse::<usize>().unwrap();
+        let counts: Vec<usize> = line.split(' ').map(|n| n.parse().unwrap()).collect();
+        for (slot, n) in counts.iter().take(4).enumerate() {
+            total.0[slot] += n;
         }
+        retries += counts[4];
     }
     let [decided, approved, already, own] = total.0;
-    eprintln!("{:?}: {decided} decided, {approved} approvals, {already} already decided, {own} own approvals refused", s.kind);
+    eprintln!("{:?} ({appends}): {decided} decided, {approved} approvals, {already} already decided, {own} own approvals refused, {retries} retries", s.kind);
     assert_eq!(decided, ITEMS, "every item decided exactly once");
-    assert_eq!(approved, ITEMS / 2, "one first approval per two-person item");
+    assert_eq!(
+        approved,
+        ITEMS / 2,
+        "one first approval per two-person item"
+    );
     assert_eq!(decided + approved + already + own, PROCESSES * DECISIONS);
     let store = s.open();
     let decided_rows = [Status::Released, Status::Rejected].map(|st| {
@@ -188,7 +220,9 @@ fn eight_processes_deciding_the_same_items_decide_each_once(s: TestStore) {
     }
     let note = store.checkpoint().unwrap().unwrap();
     let signed = Checkpoint::open(&note, store.origin(), store.public_key()).unwrap();
-    assert_eq!((signed.size, signed.root), (frontier.size(), frontier.root()));
+    assert_eq!(
+        (signed.size, signed.root),
+        (frontier.size(), frontier.root())
+    );
     assert_eq!(report.root, cq::audit::hex(&frontier.root()));
-}
 }

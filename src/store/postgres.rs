@@ -18,7 +18,7 @@
 //! (a local socket or a trusted network). A password comes from the URL or `PGPASSWORD` and
 //! never appears in a message. The schema version is the one row of `schema_version`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::str::FromStr;
@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Statement};
@@ -43,6 +44,10 @@ pub(crate) struct Postgres {
     lock: i64,
     /// The channel a growing log is announced on.
     channel: String,
+    /// Whether a statement of the open transaction lost a race ([`Conn::lost_race`]).
+    lost_race: Cell<bool>,
+    /// Whether the open transaction is a [`Tx::Serializable`] one.
+    serializable: Cell<bool>,
 }
 
 struct Inner {
@@ -133,6 +138,30 @@ impl Row for PgRow<'_> {
 }
 
 impl Postgres {
+    /// `e` as a [`SqlError`], remembering whether it says the transaction lost a race. In a
+    /// `SERIALIZABLE` transaction a unique violation counts too: PostgreSQL reports one as a
+    /// serialization failure only when the transaction read the conflicting key itself, and a
+    /// writer that numbered a row after the log's tail (an approval's `receipt_seq`) never
+    /// read that key.
+    fn note(&self, e: postgres::Error) -> SqlError {
+        let raced = [
+            SqlState::T_R_SERIALIZATION_FAILURE,
+            SqlState::T_R_DEADLOCK_DETECTED,
+        ];
+        let code = e.code();
+        if code.is_some_and(|code| raced.contains(code))
+            || (self.serializable.get() && code == Some(&SqlState::UNIQUE_VIOLATION))
+        {
+            self.lost_race.set(true);
+        }
+        e.into()
+    }
+
+    fn run(&self, sql: &str) -> Result<(), SqlError> {
+        let result = self.inner()?.client.batch_execute(sql);
+        result.map_err(|e| self.note(e))
+    }
+
     fn inner(&self) -> Result<std::cell::RefMut<'_, Inner>, SqlError> {
         self.inner.try_borrow_mut().map_err(|_| {
             SqlError::Other("a statement was run while a query's rows were being read".into())
@@ -169,7 +198,8 @@ impl Conn for Postgres {
     fn execute(&self, sql: &str, values: &[Param<'_>]) -> Result<u64, SqlError> {
         let mut inner = self.inner()?;
         let st = inner.statement(sql)?;
-        Ok(inner.client.execute(&st, &params(values))?)
+        let result = inner.client.execute(&st, &params(values));
+        result.map_err(|e| self.note(e))
     }
 
     fn query(
@@ -180,8 +210,11 @@ impl Conn for Postgres {
     ) -> Result<(), SqlError> {
         let mut inner = self.inner()?;
         let st = inner.statement(sql)?;
-        let mut rows = inner.client.query_raw(&st, params(values))?;
-        while let Some(row) = rows.next()? {
+        let mut rows = inner
+            .client
+            .query_raw(&st, params(values))
+            .map_err(|e| self.note(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.note(e))? {
             each(&PgRow(&row))?;
         }
         Ok(())
@@ -191,29 +224,34 @@ impl Conn for Postgres {
         let mut inner = self.inner()?;
         // The statements may change tables that cached statements were planned against.
         inner.statements.clear();
-        Ok(inner.client.batch_execute(sql)?)
+        drop(inner);
+        self.run(sql)
     }
 
     fn begin(&self, tx: Tx) -> Result<(), SqlError> {
+        self.lost_race.set(false);
+        self.serializable.set(tx == Tx::Serializable);
         match tx {
             Tx::Write => {
-                self.inner()?.client.batch_execute("BEGIN")?;
+                self.run("BEGIN")?;
                 self.execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(self.lock)])
                     .map(|_| ())
             }
-            Tx::Read => Ok(self
-                .inner()?
-                .client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?),
+            Tx::Serializable => self.run("BEGIN ISOLATION LEVEL SERIALIZABLE"),
+            Tx::Read => self.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
         }
     }
 
     fn commit(&self) -> Result<(), SqlError> {
-        Ok(self.inner()?.client.batch_execute("COMMIT")?)
+        self.run("COMMIT")
     }
 
     fn rollback(&self) -> Result<(), SqlError> {
-        Ok(self.inner()?.client.batch_execute("ROLLBACK")?)
+        self.run("ROLLBACK")
+    }
+
+    fn lost_race(&self) -> bool {
+        self.lost_race.get()
     }
 
     fn schema_version(&self) -> Result<i64, SqlError> {
@@ -282,6 +320,8 @@ pub(crate) fn connect(url: &str, read_only: bool) -> Result<Postgres, StoreError
         }),
         lock: 0,
         channel: String::new(),
+        lost_race: Cell::new(false),
+        serializable: Cell::new(false),
     };
     let setup = if read_only {
         "SET client_min_messages = warning; SET default_transaction_read_only = on"

@@ -182,6 +182,11 @@ pub(crate) enum Tx {
     /// transaction-level advisory lock), so writers run one after another and each sees the
     /// log's latest tail.
     Write,
+    /// PostgreSQL: `SERIALIZABLE` isolation without the advisory lock, so a writer that
+    /// loses a race fails with SQLSTATE 40001 or 40P01 ([`Conn::lost_race`]) and runs again
+    /// (measured against [`Tx::Write`] by the store bench; see [`super`]). SQLite: as
+    /// [`Tx::Write`].
+    Serializable,
     /// One consistent snapshot for several reads.
     Read,
 }
@@ -227,6 +232,12 @@ pub(crate) trait Conn {
     /// Tells listeners on other connections that the log grew to `size` entries, when the
     /// current transaction commits (PostgreSQL); a no-op where nobody can listen.
     fn announce(&self, size: u64) -> Result<(), SqlError>;
+    /// Whether a statement since the last [`Conn::begin`] failed because the transaction
+    /// lost a race with a concurrent one (SQLSTATE 40001 serialization failure or 40P01
+    /// deadlock): run again from the start, it may succeed.
+    fn lost_race(&self) -> bool {
+        false
+    }
 }
 
 impl dyn Conn + '_ {

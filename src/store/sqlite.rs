@@ -99,7 +99,7 @@ impl Conn for Sqlite {
 
     fn begin(&self, tx: Tx) -> Result<(), SqlError> {
         self.batch(match tx {
-            Tx::Write => "BEGIN IMMEDIATE",
+            Tx::Write | Tx::Serializable => "BEGIN IMMEDIATE",
             Tx::Read => "BEGIN DEFERRED",
         })
     }
