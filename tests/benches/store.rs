@@ -3,6 +3,12 @@
 //! with `CQ_TEST_POSTGRES` set (a server URL, as `.ci/run` exports), on PostgreSQL in the same
 //! run. Prints one markdown table per backend. Targets: ingest ≥ 5,000 records/s, one decision
 //! ≤ 5 ms, verify of 100,000 receipts ≤ 2 s (SQLite) and ≤ 3 s (PostgreSQL).
+//!
+//! Then concurrent appends ([`appends`]): 1, 2, 4 and 8 writers recording or deciding at
+//! once, each writer with its own connection, serialized by the store's write lock and, on
+//! PostgreSQL, by `SERIALIZABLE` transactions retried on a lost race; after every run the
+//! log verifies and its root matches a recomputation. `CQ_BENCH_ONLY=appends` runs only
+//! that part.
 
 #![allow(clippy::unwrap_used)]
 
@@ -14,6 +20,9 @@ use std::time::{Duration, Instant};
 use cq::audit::verify;
 use cq::store::{Action, DecisionRequest, ListFilter, SortKey, Status, Store};
 use fixtures::*;
+
+#[path = "store/appends.rs"]
+mod appends;
 
 /// Records ingested; `CQ_BENCH_RECORDS` overrides it for quick profiling runs.
 fn ingest_count() -> usize {
@@ -123,8 +132,12 @@ fn main() {
         return;
     }
     find_server();
+    let only = std::env::var("CQ_BENCH_ONLY").unwrap_or_default();
     let mut tables = Vec::new();
     for kind in [Kind::Sqlite, Kind::Postgres] {
+        if only == "appends" {
+            break;
+        }
         let Some(s) = TestStore::new(kind, "the store bench") else {
             continue;
         };
@@ -168,6 +181,7 @@ fn main() {
             );
         }
     }
+    appends::run();
 }
 
 /// Every row, measured on `store`.
