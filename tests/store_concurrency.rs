@@ -17,9 +17,7 @@ mod fixtures;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cq::audit::merkle::{leaf_hash, Frontier};
-use cq::audit::rows::LogRows;
-use cq::audit::{verify, Checkpoint, NamedKey};
+use cq::audit::NamedKey;
 use cq::store::{
     Action, Appends, DecisionError, DecisionOutcome, DecisionRequest, ListFilter, Mode,
     OpenOptions, Role, Status, Store,
@@ -208,21 +206,5 @@ fn race(s: &TestStore, appends: &str) {
         let decisions = kinds.iter().filter(|k| *k == "decision").count();
         assert_eq!(decisions, 1, "{}: {kinds:?}", c.summary.id);
     }
-    let report = verify(&store, None).unwrap();
-    assert!(report.is_ok(), "{report}");
-    // One linear, gap-free log whose root, recomputed here from the receipts' bytes, is the
-    // one the store's last checkpoint signs.
-    let entries = store.entries(0, usize::MAX).unwrap();
-    let mut frontier = Frontier::new();
-    for (n, e) in entries.iter().enumerate() {
-        assert_eq!(e.seq, n as u64 + 1, "the log has a gap");
-        frontier.push(leaf_hash(e.body.as_bytes()));
-    }
-    let note = store.checkpoint().unwrap().unwrap();
-    let signed = Checkpoint::open(&note, store.origin(), store.public_key()).unwrap();
-    assert_eq!(
-        (signed.size, signed.root),
-        (frontier.size(), frontier.root())
-    );
-    assert_eq!(report.root, cq::audit::hex(&frontier.root()));
+    assert_log_linear(&store);
 }

@@ -18,7 +18,7 @@ mod fixtures;
 use std::time::{Duration, Instant};
 
 use cq::audit::verify;
-use cq::store::{Action, DecisionRequest, ListFilter, SortKey, Status, Store};
+use cq::store::{ListFilter, SortKey, Status, Store};
 use fixtures::*;
 
 #[path = "store/appends.rs"]
@@ -246,14 +246,9 @@ fn measure(store: &Store) -> Vec<Row> {
     let rules = rules();
     let ((), took, cpu) = timed(|| {
         for c in &targets {
-            let req = DecisionRequest {
-                compaction_id: c.compaction_id.clone(),
-                action: Action::Release,
-                reason: REASONS[0].into(),
-                note: "bench".into(),
-                seen_report_sha256: c.report.report_sha256.clone(),
-            };
-            store.decide(&req, &team.carol, &rules).unwrap();
+            store
+                .decide(&release(c, "bench"), &team.carol, &rules)
+                .unwrap();
         }
     });
     row(

@@ -11,7 +11,9 @@ pub use backend::*;
 
 use std::path::Path;
 
-use cq::audit::NamedKey;
+use cq::audit::merkle::{leaf_hash, Frontier};
+use cq::audit::rows::LogRows;
+use cq::audit::{verify, Checkpoint, NamedKey};
 use cq::engine::verdict::{FindingStatus, Outcome, Verdict, VerdictClass};
 use cq::json::{self, object, Value};
 use cq::store::{
@@ -176,4 +178,34 @@ pub fn raw(path: &Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
     conn
+}
+
+/// A release of `c`'s recorded report with the first reason.
+pub fn release(c: &NewCompaction, note: &str) -> DecisionRequest {
+    DecisionRequest {
+        compaction_id: c.compaction_id.clone(),
+        action: Action::Release,
+        reason: REASONS[0].into(),
+        note: note.into(),
+        seen_report_sha256: c.report.report_sha256.clone(),
+    }
+}
+
+/// The log is one linear, gap-free sequence, `audit verify` passes, and the Merkle root
+/// recomputed here from the receipts' bytes is the one the store's last checkpoint signs.
+pub fn assert_log_linear(store: &Store) {
+    let report = verify(store, None).unwrap();
+    assert!(report.is_ok(), "{report}");
+    let mut frontier = Frontier::new();
+    for (n, e) in store.entries(0, usize::MAX).unwrap().iter().enumerate() {
+        assert_eq!(e.seq, n as u64 + 1, "the log has a gap");
+        frontier.push(leaf_hash(e.body.as_bytes()));
+    }
+    let note = store.checkpoint().unwrap().unwrap();
+    let signed = Checkpoint::open(&note, store.origin(), store.public_key()).unwrap();
+    assert_eq!(
+        (signed.size, signed.root),
+        (frontier.size(), frontier.root())
+    );
+    assert_eq!(report.root, cq::audit::hex(&frontier.root()));
 }

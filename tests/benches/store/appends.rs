@@ -10,10 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use cq::audit::merkle::{leaf_hash, Frontier};
-use cq::audit::rows::LogRows;
-use cq::audit::{verify, Checkpoint, NamedKey};
-use cq::store::{Action, Appends, DecisionRequest, Mode, OpenOptions, Store};
+use cq::audit::NamedKey;
+use cq::store::{Appends, Mode, OpenOptions, Store};
 
 use super::fixtures::*;
 
@@ -97,7 +95,7 @@ pub fn run() {
                         store.record_batch(&batch).unwrap();
                     }
                     let run = one_run(&target, &carol, work, appends, writers, &items);
-                    check_log(&target.open(Appends::Lock));
+                    assert_log_linear(&target.open(Appends::Lock));
                     all.push((kind, run));
                 }
             }
@@ -158,14 +156,7 @@ fn one_run(
                             store.record_verdict(&c).unwrap();
                         }
                         Work::Decide => {
-                            let req = DecisionRequest {
-                                compaction_id: c.compaction_id.clone(),
-                                action: Action::Release,
-                                reason: REASONS[0].into(),
-                                note: "bench".into(),
-                                seen_report_sha256: c.report.report_sha256.clone(),
-                            };
-                            store.decide(&req, &carol, &rules).unwrap();
+                            store.decide(&release(&c, "bench"), &carol, &rules).unwrap();
                         }
                     }
                     latencies.push(t.elapsed());
@@ -199,23 +190,4 @@ fn one_run(
         p99: at(0.99),
         retries,
     }
-}
-
-/// The log verifies, is gap-free, and its root recomputed from the receipts' bytes is the
-/// one the last checkpoint signs.
-fn check_log(store: &Store) {
-    let report = verify(store, None).unwrap();
-    assert!(report.is_ok(), "{report}");
-    let mut frontier = Frontier::new();
-    for (n, e) in store.entries(0, usize::MAX).unwrap().iter().enumerate() {
-        assert_eq!(e.seq, n as u64 + 1, "the log has a gap");
-        frontier.push(leaf_hash(e.body.as_bytes()));
-    }
-    let note = store.checkpoint().unwrap().unwrap();
-    let signed = Checkpoint::open(&note, store.origin(), store.public_key()).unwrap();
-    assert_eq!(
-        (signed.size, signed.root),
-        (frontier.size(), frontier.root())
-    );
-    assert_eq!(report.root, cq::audit::hex(&frontier.root()));
 }
