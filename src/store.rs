@@ -20,6 +20,7 @@ mod filter;
 mod identity;
 mod location;
 mod log;
+mod page;
 mod postgres;
 mod query;
 mod record;
@@ -53,6 +54,7 @@ pub use crate::audit::authority::Role;
 pub use copy::{copy, Copied};
 pub use decide::{Action, DecisionError, DecisionOutcome, DecisionRequest, ReviewRules};
 pub use filter::{ListFilter, ListTerm, SortKey, TermField};
+pub use page::{Direction, QueueKey, Seek};
 pub use query::{
     Approval, Compaction, CompactionSummary, Decision, ReportRow, Status, StatusCounts,
     StoredReceipt,

@@ -26,6 +26,7 @@ const ADDED: &[&str] = &[
     "DROP TABLE audit_nodes; DROP TABLE agent_sessions;
      CREATE TABLE audit_frontier (height INTEGER PRIMARY KEY, hash TEXT NOT NULL) STRICT;
      ALTER TABLE reviewers DROP COLUMN authorized_by;",
+    "DROP INDEX compactions_by_class; DROP INDEX compactions_by_status_class;",
 ];
 
 /// [`ADDED`] in PostgreSQL's dialect where it differs.

@@ -60,6 +60,19 @@ const PENDING: &str = "(status = 'quarantined' AND EXISTS (SELECT 1 FROM approva
     WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256))";
 
 impl SortKey {
+    /// The order's columns, most significant first, all descending (the second value) or
+    /// all ascending: a page after a row is the rows whose columns compare past its values.
+    /// `None` for [`SortKey::Severity`], which is read class by class in the
+    /// [`SortKey::OldestFirst`] order.
+    pub(crate) fn columns(self) -> Option<(&'static [&'static str], bool)> {
+        match self {
+            SortKey::NewestFirst => Some((&["created_at", "id"], true)),
+            SortKey::OldestFirst => Some((&["created_at", "id"], false)),
+            SortKey::MostAnomalies => Some((&["anomaly_count", "created_at", "id"], true)),
+            SortKey::Severity => None,
+        }
+    }
+
     pub(crate) fn order_by(self) -> String {
         match self {
             SortKey::NewestFirst => "created_at DESC, id DESC".into(),

@@ -2,8 +2,9 @@
 //! report history, and the previous compaction of the same task.
 //!
 //! The queue is read one page at a time (`list` with offset and limit, `count` for the
-//! total), every filter and sort backed by an index, so a reviewer can scroll 100,000 items
-//! without the store loading them all.
+//! total; [`super::page`] reads a page by key, at the same cost however deep), every filter
+//! and sort backed by an index, so a reviewer can scroll 100,000 items without the store
+//! loading them all.
 
 use super::filter::{ListFilter, SortKey};
 use super::sql::{params, Param, Row, SqlError};
@@ -135,7 +136,8 @@ pub struct ReportRow {
     pub created_at: String,
 }
 
-const SUMMARY_COLUMNS: &str = "id, tenant_id, task_id, status, verdict, outcome, finding_status,
+pub(super) const SUMMARY_COLUMNS: &str =
+    "id, tenant_id, task_id, status, verdict, outcome, finding_status,
     verdict_class, has_secret_finding, main_reason, anomaly_count, report_sha256, created_at,
     (SELECT COUNT(*) FROM approvals a
      WHERE a.compaction_id = compactions.id AND a.report_sha256 = compactions.report_sha256)";
@@ -159,7 +161,7 @@ fn small(row: &dyn Row, i: usize) -> Result<u32, SqlError> {
     u32::try_from(row.int(i)?).map_err(|_| SqlError::value(i, "a count out of range"))
 }
 
-fn summary_from_row(row: &dyn Row) -> Result<CompactionSummary, SqlError> {
+pub(super) fn summary_from_row(row: &dyn Row) -> Result<CompactionSummary, SqlError> {
     Ok(CompactionSummary {
         id: row.string(0)?,
         tenant_id: row.string(1)?,

@@ -178,6 +178,14 @@ CREATE TABLE agent_sessions (
 ) STRICT;
 ";
 
+/// Version 5: the queue's time order within each verdict class, so the most-severe-first
+/// order is read by key class by class ([`super::page`]), one index walk per page however
+/// deep, with or without a status.
+const V5: &str = "
+CREATE INDEX compactions_by_class ON compactions (verdict_class, created_at, id);
+CREATE INDEX compactions_by_status_class ON compactions (status, verdict_class, created_at, id);
+";
+
 pub(crate) const MIGRATIONS: &[&[Step]] = &[
     &[Step::Sql {
         sqlite: V1,
@@ -202,6 +210,10 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
         Step::Rust(super::log::rebuild_nodes),
         Step::Rust(fill_authorisers),
     ],
+    &[Step::Sql {
+        sqlite: V5,
+        postgres: postgres_ddl::V5,
+    }],
 ];
 
 /// The schema version this build writes.
