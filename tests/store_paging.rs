@@ -8,6 +8,10 @@
 #[path = "store_fixtures/fixtures.rs"]
 mod fixtures;
 
+use cq::policy::Policy;
+use cq::review::filter::Filter;
+use cq::review::source::{ReviewSource, Sort};
+use cq::review::store_source::{list_filter, StoreSource};
 use cq::store::{CompactionSummary, Direction, ListFilter, QueueKey, Seek, SortKey, Status, Store};
 use fixtures::*;
 
@@ -121,5 +125,61 @@ fn a_key_of_another_order_is_refused(s: TestStore) {
     let key = QueueKey::of(&row[0], SortKey::OldestFirst);
     let seek = Seek { after: Some(&key), direction: Direction::Forward, skip: 0, limit: 5 };
     assert!(store.page(&ListFilter::default(), SortKey::Severity, seek).is_err());
+}
+
+fn the_key_at_a_position_is_the_row_offset_paging_puts_there(s: TestStore) {
+    let store = filled(&s);
+    for filter in filters() {
+        for sort in SORTS {
+            let all = store.list(&filter, sort, 0, 200).unwrap();
+            for at in [0, 1, 39, 40, 41, 75, all.len() - 1] {
+                let key = store.key_at(&filter, sort, at as u64).unwrap();
+                assert_eq!(key, Some(QueueKey::of(&all[at], sort)), "{sort:?} {filter:?} at {at}");
+            }
+            assert_eq!(store.key_at(&filter, sort, all.len() as u64).unwrap(), None);
+        }
+    }
+}
+
+fn the_reviewers_queue_gives_the_rows_offset_paging_gives_at_every_position(s: TestStore) {
+    // More rows than a page reads on from a known key or an end (1,000), so every way in is
+    // taken: the top, a near key either side, the key at a cold position, the bottom.
+    let store = s.open();
+    let team = team(&store);
+    for batch in 0..3 {
+        let items: Vec<_> = (batch * 900..batch * 900 + 900).map(compaction).collect();
+        store.record_batch(&items).unwrap();
+    }
+    let policy = Policy::builtin("seed-compatible").unwrap();
+    let mut source = StoreSource::open(s.open(), policy, None).unwrap();
+    const LIMIT: usize = 40;
+    // Items decided in turn, one after each order's walk (each needs one reviewer).
+    let mut decided = (0..).map(|n| 3 * n + 1);
+    for text in ["", "status:quarantined", "!status:accepted"] {
+        let filter = Filter::parse(text).unwrap();
+        let (list, _) = list_filter(&filter).unwrap();
+        for (sort, key) in [(Sort::Age, SortKey::OldestFirst), (Sort::Severity, SortKey::Severity)] {
+            let total = store.count(&list).unwrap() as usize;
+            let mut check = |offset: usize, source: &mut StoreSource, what: &str| {
+                let got = source.queue_page(&filter, sort, offset, LIMIT).unwrap();
+                let want = store.list(&list, key, offset as u64, LIMIT as u64).unwrap();
+                let got: Vec<String> = got.rows.into_iter().map(|r| r.id.0).collect();
+                assert_eq!(got, ids(&want), "{text:?} {sort:?} at {offset} ({what})");
+            };
+            check(0, &mut source, "the top");
+            check(LIMIT, &mut source, "after a known key");
+            check(1_500, &mut source, "cold");
+            check(1_500 + LIMIT, &mut source, "after a known key");
+            check(1_500 - LIMIT, &mut source, "before a known key");
+            check(1_490, &mut source, "overlapping known keys");
+            check(total - LIMIT / 2, &mut source, "the bottom");
+            check(total - 3 * LIMIT, &mut source, "before the bottom");
+            // A decision moves positions (and grows the log): what was known is dropped.
+            store
+                .decide(&release(&compaction(decided.next().unwrap()), text), &team.carol, &rules())
+                .unwrap();
+            check(1_500, &mut source, "after a decision");
+        }
+    }
 }
 }

@@ -2,8 +2,9 @@
 //!
 //! It owns its own [`Store`] (its own connection: the worker thread that holds the source is
 //! the only code touching it) and a [`Checker`] (the current policy and the scanner) for
-//! reruns (built on a thread of its own, so the queue shows at once). The queue is the store's
-//! paged `list` and its per-status counts, never the whole store; an item is built from the
+//! reruns (built on a thread of its own, so the queue shows at once). The queue is read a
+//! page at a time by key ([`paging`]) with the store's per-status counts, never the whole
+//! store; an item is built from the
 //! stored request and its current report, with every matched secret overwritten before any text leaves
 //! (summary, source messages, claims, the previous summary). Decisions go through
 //! [`Store::decide`] under the policy's review rules, signed with the reviewer's key; a
@@ -13,13 +14,13 @@
 
 mod deferred;
 pub mod detail;
+mod paging;
 mod triage;
 
 use anyhow::Context as _;
 
 use crate::audit::keys::NamedKey;
 use crate::audit::ChainCheck;
-use crate::engine::verdict::VerdictClass;
 use crate::policy::Policy;
 use crate::review::filter::{Filter, Predicate};
 use crate::review::source::{
@@ -38,6 +39,7 @@ use crate::store::{
 };
 
 use deferred::Deferred;
+use paging::Pager;
 use triage::Tally;
 
 /// The store behind `cq review`.
@@ -51,6 +53,8 @@ pub struct StoreSource {
     chain: Option<ChainCheck>,
     /// The dashboard's running totals (kept by the lane that owns this source).
     tally: Tally,
+    /// Keys of the queue rows read so far.
+    pager: Pager,
 }
 
 impl std::fmt::Debug for StoreSource {
@@ -105,6 +109,7 @@ impl StoreSource {
             reviewer,
             chain: None,
             tally: Tally::default(),
+            pager: Pager::default(),
         })
     }
 
@@ -169,49 +174,6 @@ impl StoreSource {
                 .collect(),
             receipts: inspection.receipts.iter().cloned().map(receipt).collect(),
         }
-    }
-
-    /// One page of the queue most severe first, then oldest (the store's
-    /// [`SortKey::Severity`] order), read class by class along the queue's time index: the
-    /// store has no index on the verdict class, so one query sorting every row would scan the
-    /// whole table for each page, where the first page of a class takes one short index walk.
-    /// A page that starts past a class's rows counts that class to skip it.
-    fn severity_page(
-        &self,
-        list: &ListFilter,
-        offset: u64,
-        limit: u64,
-    ) -> anyhow::Result<Vec<store::CompactionSummary>> {
-        let mut rows = Vec::new();
-        let mut skip = offset;
-        for class in VerdictClass::by_severity() {
-            let need = limit.saturating_sub(rows.len() as u64);
-            if need == 0 {
-                break;
-            }
-            if list.verdict_class.is_some_and(|c| c != class) {
-                continue;
-            }
-            let of_class = ListFilter {
-                verdict_class: Some(class),
-                ..list.clone()
-            };
-            let page = self
-                .store
-                .list(&of_class, SortKey::OldestFirst, skip, need)
-                .context("while reading the queue")?;
-            if page.is_empty() && skip > 0 {
-                let n = self
-                    .store
-                    .count(&of_class)
-                    .context("while counting the queue")?;
-                skip = skip.saturating_sub(n);
-                continue;
-            }
-            skip = 0;
-            rows.extend(page);
-        }
-        Ok(rows)
     }
 
     fn receipts(&self, id: &str) -> anyhow::Result<Vec<Receipt>> {
@@ -366,6 +328,7 @@ impl ReviewSource for StoreSource {
             .store
             .status_counts(&list)
             .context("while counting the queue")?;
+        let matched = paging::matched(&counts, &list);
         let mut counts_by_status = std::collections::BTreeMap::new();
         for (s, n) in counts.by_status {
             let n = if s == store::Status::Quarantined {
@@ -381,13 +344,21 @@ impl ReviewSource for StoreSource {
             .iter()
             .map(|s| counts_by_status.get(s).copied().unwrap_or(0))
             .sum();
-        let rows = match sort {
-            Sort::Age => self
-                .store
-                .list(&list, SortKey::OldestFirst, offset as u64, limit as u64)
-                .context("while reading the queue")?,
-            Sort::Severity => self.severity_page(&list, offset as u64, limit as u64)?,
+        let sort = match sort {
+            Sort::Age => SortKey::OldestFirst,
+            Sort::Severity => SortKey::Severity,
         };
+        let rows = self
+            .pager
+            .page(
+                &self.store,
+                &list,
+                sort,
+                matched,
+                offset as u64,
+                limit as u64,
+            )
+            .context("while reading the queue")?;
         let rows = rows.into_iter().map(queue_row).collect();
         Ok(QueuePage {
             rows,
@@ -562,6 +533,7 @@ impl ReviewSource for StoreSource {
             reviewer: self.reviewer.clone(),
             chain: None,
             tally: Tally::default(),
+            pager: Pager::default(),
         }))
     }
 }

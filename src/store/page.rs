@@ -8,7 +8,9 @@
 //! A [`Seek`] says where the page starts: after a [`QueueKey`] read from a row of an earlier
 //! page, or at either end of the queue; reading backwards returns the rows in the queue's
 //! order too. `skip` skips a few rows past the start (a reader moving a little past the
-//! nearest key it knows); it costs what reading that many rows does.
+//! nearest key it knows); it costs what reading that many rows does. A reader that knows no
+//! key near a position asks [`Store::key_at`], which walks only an index's entries up to it
+//! (no row is read, no column computed), and pages on from the key it gets.
 
 use super::filter::{ListFilter, SortKey};
 use super::query::{summary_from_row, CompactionSummary, SUMMARY_COLUMNS};
@@ -89,6 +91,64 @@ impl Store {
             rows.reverse();
         }
         Ok(rows)
+    }
+
+    /// The key of the row at `position` (0-based) of the queue, or `None` past its end:
+    /// the sort columns only, read along the order's index.
+    pub fn key_at(
+        &self,
+        filter: &ListFilter,
+        sort: SortKey,
+        position: u64,
+    ) -> Result<Option<QueueKey>, StoreError> {
+        let (order, classes) = match sort {
+            SortKey::Severity => (SortKey::OldestFirst, VerdictClass::by_severity().to_vec()),
+            other => (other, Vec::new()),
+        };
+        let read = |filter: &ListFilter, position: u64| {
+            let (clause, mut values) = filter.where_clause(self.dialect());
+            let n = values.len();
+            let sql = format!(
+                "SELECT anomaly_count, verdict_class, created_at, id FROM compactions {clause}
+                 ORDER BY {} LIMIT 1 OFFSET ?{}",
+                order.order_by(),
+                n + 1
+            );
+            values.push(Param::from(position));
+            self.conn()
+                .opt(&sql, &values, |r| {
+                    let class = r.text(1)?;
+                    Ok(QueueKey {
+                        sort,
+                        anomaly_count: r.int(0)?,
+                        verdict_class: VerdictClass::parse(class).ok_or_else(|| {
+                            super::sql::SqlError::value(1, "an unknown verdict class")
+                        })?,
+                        created_at: r.string(2)?,
+                        id: r.string(3)?,
+                    })
+                })
+                .map_err(StoreError::sql("finding a position in the queue"))
+        };
+        if classes.is_empty() {
+            return read(filter, position);
+        }
+        let mut left = position;
+        for class in classes {
+            if filter.verdict_class.is_some_and(|c| c != class) {
+                continue;
+            }
+            let of_class = ListFilter {
+                verdict_class: Some(class),
+                ..filter.clone()
+            };
+            let n = self.count(&of_class)?;
+            if left < n {
+                return read(&of_class, left);
+            }
+            left -= n;
+        }
+        Ok(None)
     }
 
     /// The most-severe-first order: each class in turn from the key's (or the first one the

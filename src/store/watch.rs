@@ -43,6 +43,13 @@ fn log_size(conn: &dyn Conn) -> Result<u64, StoreError> {
 }
 
 impl Store {
+    /// The audit log's size: it grows with every change to the queue (a new item, a
+    /// decision, an approval, a rerun), so a reader can tell whether what it read is still
+    /// current.
+    pub fn log_size(&self) -> Result<u64, StoreError> {
+        log_size(self.conn())
+    }
+
     /// A change feed on this store, with a connection of its own (see the module docs).
     pub fn watch(&self) -> Result<Watch, StoreError> {
         let inner = match (self.location(), self.db()) {
