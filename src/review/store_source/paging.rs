@@ -49,7 +49,13 @@ impl Pager {
             self.keys.clear();
             self.of = Some(of);
         }
-        let rows = self.read(store, list, sort, total, offset, limit)?;
+        let rows = read(
+            &self.keys,
+            store,
+            (list, sort),
+            total,
+            offset..offset.saturating_add(limit),
+        )?;
         if self.keys.len() >= KEPT {
             self.keys.clear();
         }
@@ -60,49 +66,50 @@ impl Pager {
         }
         Ok(rows)
     }
+}
 
-    fn read(
-        &self,
-        store: &Store,
-        list: &ListFilter,
-        sort: SortKey,
-        total: u64,
-        offset: u64,
-        limit: u64,
-    ) -> Result<Vec<CompactionSummary>, StoreError> {
-        let seek = |after, direction, skip, limit| Seek {
-            after,
-            direction,
-            skip,
-            limit,
-        };
-        let end = offset.saturating_add(limit);
-        let before = self.keys.range(..offset).next_back();
-        if let Some((at, key)) = before.filter(|(at, _)| offset - **at - 1 <= NEAR) {
-            let skip = offset - at - 1;
-            return store.page(list, sort, seek(Some(key), Direction::Forward, skip, limit));
-        }
-        let after = self.keys.range(end..).next();
-        if let Some((at, key)) = after.filter(|(at, _)| **at - end <= NEAR) {
-            let skip = at - end;
-            return store.page(
-                list,
-                sort,
-                seek(Some(key), Direction::Backward, skip, limit),
-            );
-        }
-        if offset <= NEAR {
-            return store.page(list, sort, seek(None, Direction::Forward, offset, limit));
-        }
-        if total.saturating_sub(end) <= NEAR {
-            let limit = limit.min(total.saturating_sub(offset));
-            let skip = total.saturating_sub(end);
-            return store.page(list, sort, seek(None, Direction::Backward, skip, limit));
-        }
-        match store.key_at(list, sort, offset - 1)? {
-            Some(key) => store.page(list, sort, seek(Some(&key), Direction::Forward, 0, limit)),
-            None => Ok(Vec::new()),
-        }
+/// Rows `want` of the queue, read from the nearest of `keys` or the queue's ends (see the
+/// module docs).
+fn read(
+    keys: &BTreeMap<u64, QueueKey>,
+    store: &Store,
+    (list, sort): (&ListFilter, SortKey),
+    total: u64,
+    want: std::ops::Range<u64>,
+) -> Result<Vec<CompactionSummary>, StoreError> {
+    let seek = |after, direction, skip, limit| Seek {
+        after,
+        direction,
+        skip,
+        limit,
+    };
+    let (offset, end) = (want.start, want.end);
+    let limit = end.saturating_sub(offset);
+    let before = keys.range(..offset).next_back();
+    if let Some((at, key)) = before.filter(|(at, _)| offset - **at - 1 <= NEAR) {
+        let skip = offset - at - 1;
+        return store.page(list, sort, seek(Some(key), Direction::Forward, skip, limit));
+    }
+    let after = keys.range(end..).next();
+    if let Some((at, key)) = after.filter(|(at, _)| **at - end <= NEAR) {
+        let skip = at - end;
+        return store.page(
+            list,
+            sort,
+            seek(Some(key), Direction::Backward, skip, limit),
+        );
+    }
+    if offset <= NEAR {
+        return store.page(list, sort, seek(None, Direction::Forward, offset, limit));
+    }
+    if total.saturating_sub(end) <= NEAR {
+        let limit = limit.min(total.saturating_sub(offset));
+        let skip = total.saturating_sub(end);
+        return store.page(list, sort, seek(None, Direction::Backward, skip, limit));
+    }
+    match store.key_at(list, sort, offset - 1)? {
+        Some(key) => store.page(list, sort, seek(Some(&key), Direction::Forward, 0, limit)),
+        None => Ok(Vec::new()),
     }
 }
 
