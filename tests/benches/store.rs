@@ -23,6 +23,8 @@ use fixtures::*;
 
 #[path = "store/appends.rs"]
 mod appends;
+#[path = "store/pages.rs"]
+mod pages;
 
 /// Records ingested; `CQ_BENCH_RECORDS` overrides it for quick profiling runs.
 fn ingest_count() -> usize {
@@ -293,6 +295,18 @@ fn measure(store: &Store) -> Vec<Row> {
         took,
         cpu,
     );
+    drop(row);
+    pages::measure(store, &mut rows);
+    let mut row = |what: String, n: usize, took: Duration, cpu: Duration| {
+        let server = SERVER_SPENT.with(|s| s.get());
+        rows.push(Row {
+            what,
+            n,
+            took,
+            cpu,
+            server,
+        })
+    };
 
     // Verify everything: every hash, link, signature, checkpoint, and the table cross-check.
     let (report, took, cpu) = timed(|| verify(store, None).unwrap());
