@@ -8,9 +8,11 @@
 //! lock named after that schema, taken first in every write transaction: the log stays one
 //! linear, gap-free sequence however many hosts write, and a writer always builds on the
 //! latest committed tail (READ COMMITTED gives each statement after the lock a fresh
-//! snapshot). A write that grew the log `NOTIFY`s the store's channel when it commits, which
-//! [`super::watch`] listens to. Reads that must agree with each other run in one `REPEATABLE
-//! READ` snapshot. A store opened read-only also makes its connection read-only
+//! snapshot). The alternative, `SERIALIZABLE` transactions without the lock retried when
+//! they lose a race ([`Tx::Serializable`], [`Conn::lost_race`]), exists for the store bench
+//! and the race test only; [`super`] says why the lock stays. A write that grew the log
+//! `NOTIFY`s the store's channel when it commits, which [`super::watch`] listens to. Reads
+//! that must agree with each other run in one `REPEATABLE READ` snapshot. A store opened read-only also makes its connection read-only
 //! (`default_transaction_read_only`), and works with a role that may only `SELECT`.
 //!
 //! TLS is used when the URL asks for it (`sslmode=require` or `prefer`), with the server's
