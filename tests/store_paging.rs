@@ -160,7 +160,7 @@ fn the_reviewers_queue_gives_the_rows_offset_paging_gives_at_every_position(s: T
         let (list, _) = list_filter(&filter).unwrap();
         for (sort, key) in [(Sort::Age, SortKey::OldestFirst), (Sort::Severity, SortKey::Severity)] {
             let total = store.count(&list).unwrap() as usize;
-            let mut check = |offset: usize, source: &mut StoreSource, what: &str| {
+            let check = |offset: usize, source: &mut StoreSource, what: &str| {
                 let got = source.queue_page(&filter, sort, offset, LIMIT).unwrap();
                 let want = store.list(&list, key, offset as u64, LIMIT as u64).unwrap();
                 let got: Vec<String> = got.rows.into_iter().map(|r| r.id.0).collect();
