@@ -288,14 +288,16 @@ fn checked_context(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<(Stri
 }
 
 /// One failed check as a quarantine reason. A strict policy cannot read a runtime's prose:
-/// its schema failure says so and how to fix it, instead of the parser's complaint (which
-/// `cq show` keeps).
+/// when the summary is not JSON at all, the reason says what the policy expects and how to
+/// fix it, instead of the parser's complaint (which `cq show` keeps). A summary that is JSON
+/// but not the schema keeps the schema's own reason.
 fn reason_of(
     policy: &Policy,
     runtime: Runtime,
     check: &crate::engine::report::CheckResult,
 ) -> String {
-    if check.check == "schema" && policy.compaction.mode.is_strict() {
+    if check.check == "schema" && check.code == "json_invalid" && policy.compaction.mode.is_strict()
+    {
         return format!(
             "{}: {} (policy \"{}\" is in strict mode: it expects the summary in cq's closed JSON schema, and {} writes its compactions in prose, so every one is quarantined; set `mode = \"prose\"` under [compaction] in the policy, or use the built-in \"prose\" policy, which is what Claude Code and Codex compactions need)",
             check.check,
