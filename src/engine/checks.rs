@@ -20,7 +20,8 @@ use super::registry::RecordSet;
 use super::report::{CheckResult, ConstraintRow, Finding};
 use super::schema;
 use super::secret_scan::{
-    scan_population, CompactionScanner, LeafFinding, LeafScanner, ScanFailure, SecretScanReceipt,
+    population_text, scan_field_count, CompactionScanner, LeafFinding, LeafScanner, ScanFailure,
+    SecretScanReceipt,
 };
 use super::verdict::{FindingStatus, Outcome};
 use super::verifier::ConflictVerifier;
@@ -531,10 +532,10 @@ fn bound_to_population(
     receipt: SecretScanReceipt,
     compacted: &CompactedContext,
 ) -> Result<SecretScanReceipt, ScanFailure> {
-    let (population, fields) = scan_population(compacted);
+    let population = population_text(compacted);
     let bound = receipt.decision == "CLEAN"
         && json::sha256_hex(population.as_bytes()) == receipt.scanned_population_sha256
-        && receipt.scanned_field_count == fields.len() as i64
+        && receipt.scanned_field_count == scan_field_count(compacted) as i64
         && receipt.receipt_sha256.chars().count() == 64;
     if bound {
         Ok(receipt)

@@ -6,7 +6,7 @@
 //! The gate's accepted and fallback answers and the context of a compaction a reviewer
 //! released all come from [`trusted_context`], so the three can never drift apart.
 
-use crate::json::{object, Value};
+use crate::json::{canonical_array, object, write_object, Field, Value};
 
 use super::pinned::PinnedManifest;
 use super::{Refusal, SourceMessage};
@@ -32,6 +32,20 @@ pub struct ContextMessage {
 }
 
 impl ContextMessage {
+    /// The canonical text of a context (the messages as an array of [`ContextMessage::to_value`]),
+    /// written directly.
+    pub fn canonical(messages: &[ContextMessage]) -> String {
+        canonical_array(messages, |out, m| {
+            write_object(
+                out,
+                &mut [
+                    ("content", Field::Str(&m.content)),
+                    ("role", Field::Str(&m.role)),
+                ],
+            )
+        })
+    }
+
     pub fn to_value(&self) -> Value {
         object([
             ("role", Value::from(&self.role)),

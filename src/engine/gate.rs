@@ -5,11 +5,11 @@
 //! the policy and the pinned manifest only, and must carry every pinned text byte for byte
 //! ([`super::context`]).
 
-use crate::json::{canonical_str, object, sha256_hex, Limits, Value};
+use crate::json::{canonical_str, object, sha256_hex, write_strings, Limits, Value};
 use crate::policy::Mode;
 
 use super::authority::AuthorityChecker;
-use super::checks::{self, digest_or_empty, CheckContext, Evaluation};
+use super::checks::{self, CheckContext, Evaluation};
 use super::consistency::{EvidenceSink, RegistryCache};
 use super::context::{trusted_context, Body};
 pub use super::context::{ContextMessage, RenderInput, UNTRUSTED_MARKER};
@@ -162,7 +162,9 @@ impl Gate<'_> {
         let pinned =
             PinnedManifest::isolate(&self.policy.default_pinned(), &request.pinned_constraints)
                 .map_err(Refusal::InvalidRequest)?;
-        let population_sha256 = digest_or_empty(&Value::from(&sources[..]));
+        let mut population = String::with_capacity(sources.len() * 67 + 2);
+        write_strings(&mut population, sources.iter().map(String::as_str));
+        let population_sha256 = sha256_hex(population.as_bytes());
         Ok(Prepared {
             sources,
             policy,
@@ -357,7 +359,7 @@ fn build_report(
             first.map_or(FindingStatus::Unknown, |c| c.finding_status),
         )
     };
-    let context = Value::Array(messages.iter().map(ContextMessage::to_value).collect());
+    let context = ContextMessage::canonical(messages);
     let policy = &p.policy;
     Report {
         compaction_id: compaction_id(&request_sha256),
@@ -386,7 +388,7 @@ fn build_report(
             .as_ref()
             .map(|c| c.receipt_sha256.clone()),
         secret_scan_receipt_sha256: evaluation.scan.as_ref().map(|s| s.receipt_sha256.clone()),
-        context_sha256: digest_or_empty(&context),
+        context_sha256: sha256_hex(context.as_bytes()),
         checks: evaluation.checks.clone(),
         mode,
     }

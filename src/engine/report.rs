@@ -3,7 +3,7 @@
 //! rerun under the same policy gives the same bytes and a changed report is a changed digest.
 //! It carries digests, rule ids, field paths and spans, never a matched secret.
 
-use crate::json::{self, object, sha256_hex, CanonicalError, Value};
+use crate::json::{self, canonical_array, sha256_hex, write_object, CanonicalError, Field, Value};
 use crate::policy::Mode;
 
 pub use super::verdict::{CheckStatus as Status, FindingStatus, Outcome, Verdict, VerdictClass};
@@ -25,19 +25,27 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn to_value(&self) -> Value {
-        let span = self.span.as_ref().map_or(Value::Null, |s| {
-            Value::Array(vec![Value::from(s.start), Value::from(s.end)])
-        });
-        object([
-            ("kind", Value::from(&self.kind)),
-            ("field", Value::from(&self.field)),
-            ("span", span),
-            ("rule_id", Value::from(&self.rule_id)),
-            ("constraint_id", Value::from(&self.constraint_id)),
-            ("category", Value::from(&self.category)),
-            ("message", Value::from(&self.message)),
-        ])
+    /// Appends the canonical text of the finding, written directly.
+    fn write(&self, out: &mut String) {
+        let span = self
+            .span
+            .as_ref()
+            .map(|s| format!("[{},{}]", s.start, s.end));
+        write_object(
+            out,
+            &mut [
+                ("category", Field::Str(&self.category)),
+                ("constraint_id", Field::Str(&self.constraint_id)),
+                ("field", Field::Str(&self.field)),
+                ("kind", Field::Str(&self.kind)),
+                ("message", Field::Str(&self.message)),
+                ("rule_id", Field::Str(&self.rule_id)),
+                (
+                    "span",
+                    span.as_deref().map_or(Field::Null, Field::Canonical),
+                ),
+            ],
+        );
     }
 }
 
@@ -56,22 +64,20 @@ pub struct ConstraintRow {
 }
 
 impl ConstraintRow {
-    fn to_value(&self) -> Value {
+    /// Appends the canonical text of the row, written directly.
+    fn write(&self, out: &mut String) {
         let mut fields = vec![
-            ("constraint_type", Value::from(&self.constraint_type)),
-            ("constraint_id", Value::from(&self.constraint_id)),
-            ("claim_status", Value::from(&self.claim_status)),
-            (
-                "verification_status",
-                Value::from(&self.verification_status),
-            ),
-            ("bounded_rule_id", Value::from(&self.bounded_rule_id)),
-            ("evidence_sha256", Value::from(&self.evidence_sha256)),
+            ("bounded_rule_id", Field::Str(&self.bounded_rule_id)),
+            ("claim_status", Field::Str(&self.claim_status)),
+            ("constraint_id", Field::Str(&self.constraint_id)),
+            ("constraint_type", Field::Str(&self.constraint_type)),
+            ("evidence_sha256", Field::Str(&self.evidence_sha256)),
+            ("verification_status", Field::Str(&self.verification_status)),
         ];
         if !self.origin.is_empty() {
-            fields.push(("origin", Value::from(&self.origin)));
+            fields.push(("origin", Field::Str(&self.origin)));
         }
-        object(fields)
+        write_object(out, &mut fields);
     }
 }
 
@@ -156,28 +162,23 @@ impl CheckResult {
         self.outcome.class()
     }
 
-    fn to_value(&self) -> Value {
-        object([
-            ("check", Value::from(&self.check)),
-            ("status", Value::from(self.status.as_str())),
-            ("outcome", Value::from(self.outcome.as_str())),
-            ("finding_status", Value::from(self.finding_status.as_str())),
-            ("code", Value::from(&self.code)),
-            ("detail", Value::from(&self.detail)),
-            (
-                "findings",
-                Value::Array(self.findings.iter().map(Finding::to_value).collect()),
-            ),
-            (
-                "constraints",
-                Value::Array(
-                    self.constraints
-                        .iter()
-                        .map(ConstraintRow::to_value)
-                        .collect(),
-                ),
-            ),
-        ])
+    /// Appends the canonical text of the result, written directly.
+    fn write(&self, out: &mut String) {
+        let findings = canonical_array(&self.findings, |out, f| f.write(out));
+        let constraints = canonical_array(&self.constraints, |out, c| c.write(out));
+        write_object(
+            out,
+            &mut [
+                ("check", Field::Str(&self.check)),
+                ("code", Field::Str(&self.code)),
+                ("constraints", Field::Canonical(&constraints)),
+                ("detail", Field::Str(&self.detail)),
+                ("finding_status", Field::Str(self.finding_status.as_str())),
+                ("findings", Field::Canonical(&findings)),
+                ("outcome", Field::Str(self.outcome.as_str())),
+                ("status", Field::Str(self.status.as_str())),
+            ],
+        );
     }
 }
 
@@ -212,40 +213,57 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report as a value (its canonical text read back), for callers that walk or show it.
     pub fn to_value(&self) -> Value {
-        let opt = |v: &Option<String>| v.as_ref().map_or(Value::Null, Value::from);
+        let limits = json::Limits {
+            max_bytes: usize::MAX,
+            max_depth: 64,
+        };
+        self.canonical()
+            .ok()
+            .and_then(|text| json::parse(text.as_bytes(), &limits).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// The report's canonical text (`cq.report.v1`), written straight from its fields.
+    fn canonical(&self) -> Result<String, CanonicalError> {
+        let pinned_manifest = json::canonical(&self.pinned_manifest)?;
+        let checks = canonical_array(&self.checks, |out, c| c.write(out));
+        fn opt(v: &Option<String>) -> Field<'_> {
+            v.as_deref().map_or(Field::Null, Field::Str)
+        }
         let mut fields = vec![
-            ("schema_version", Value::from("cq.report.v1")),
-            ("compaction_id", Value::from(&self.compaction_id)),
-            ("tenant_id", Value::from(&self.tenant_id)),
-            ("task_id", Value::from(&self.task_id)),
-            ("request_sha256", Value::from(&self.request_sha256)),
-            ("model_revision", Value::from(&self.model_revision)),
-            ("policy_name", Value::from(&self.policy_name)),
-            ("policy_version", Value::from(&self.policy_version)),
-            ("policy_sha256", Value::from(&self.policy_sha256)),
-            ("verifier_version", Value::from(&self.verifier_version)),
+            ("schema_version", Field::Str("cq.report.v1")),
+            ("compaction_id", Field::Str(&self.compaction_id)),
+            ("tenant_id", Field::Str(&self.tenant_id)),
+            ("task_id", Field::Str(&self.task_id)),
+            ("request_sha256", Field::Str(&self.request_sha256)),
+            ("model_revision", Field::Str(&self.model_revision)),
+            ("policy_name", Field::Str(&self.policy_name)),
+            ("policy_version", Field::Str(&self.policy_version)),
+            ("policy_sha256", Field::Str(&self.policy_sha256)),
+            ("verifier_version", Field::Str(&self.verifier_version)),
             (
                 "verifier_artifact_sha256",
-                Value::from(&self.verifier_artifact_sha256),
+                Field::Str(&self.verifier_artifact_sha256),
             ),
-            ("verdict", Value::from(self.verdict.as_str())),
-            ("outcome", Value::from(self.outcome.as_str())),
-            ("finding_status", Value::from(self.finding_status.as_str())),
+            ("verdict", Field::Str(self.verdict.as_str())),
+            ("outcome", Field::Str(self.outcome.as_str())),
+            ("finding_status", Field::Str(self.finding_status.as_str())),
             (
                 "source_message_sha256s",
-                Value::from(&self.source_message_sha256s[..]),
+                Field::Strs(&self.source_message_sha256s),
             ),
             (
                 "source_population_sha256",
-                Value::from(&self.source_population_sha256),
+                Field::Str(&self.source_population_sha256),
             ),
             (
                 "compacted_output_sha256",
                 opt(&self.compacted_output_sha256),
             ),
             ("summary_sha256", opt(&self.summary_sha256)),
-            ("pinned_manifest", self.pinned_manifest.clone()),
+            ("pinned_manifest", Field::Canonical(&pinned_manifest)),
             (
                 "consistency_receipt_sha256",
                 opt(&self.consistency_receipt_sha256),
@@ -254,23 +272,22 @@ impl Report {
                 "secret_scan_receipt_sha256",
                 opt(&self.secret_scan_receipt_sha256),
             ),
-            ("context_sha256", Value::from(&self.context_sha256)),
-            (
-                "checks",
-                Value::Array(self.checks.iter().map(CheckResult::to_value).collect()),
-            ),
+            ("context_sha256", Field::Str(&self.context_sha256)),
+            ("checks", Field::Canonical(&checks)),
         ];
         if !self.mode.is_strict() {
-            fields.push(("mode", Value::from(self.mode.as_str())));
+            fields.push(("mode", Field::Str(self.mode.as_str())));
         }
-        object(fields)
+        let mut out = String::with_capacity(pinned_manifest.len() + checks.len() + 2048);
+        write_object(&mut out, &mut fields);
+        Ok(out)
     }
 
     /// Writes the report once: its canonical text and that text's digest. The report holds
     /// only strings, integers and nulls, so this fails only on a bug, and then the gate
     /// refuses rather than recording a report without a digest.
     pub fn seal(self) -> Result<SealedReport, CanonicalError> {
-        let canonical = json::canonical(&self.to_value())?;
+        let canonical = self.canonical()?;
         let sha256 = sha256_hex(canonical.as_bytes());
         Ok(SealedReport {
             report: self,

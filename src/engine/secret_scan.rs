@@ -109,21 +109,7 @@ pub trait CompactionScanner {
 /// The scanned population (its canonical text) and its fields, as the seed's
 /// `scan_population`.
 pub fn scan_population(compacted: &CompactedContext) -> (String, Vec<(String, String)>) {
-    let population = canonical_object(&mut [
-        (
-            "retained_policy_commitment_ids",
-            Field::Strs(&compacted.retained_policy_commitment_ids),
-        ),
-        (
-            "retained_safety_invariant_ids",
-            Field::Strs(&compacted.retained_safety_invariant_ids),
-        ),
-        (
-            "source_message_sha256s",
-            Field::Strs(&compacted.source_message_sha256s),
-        ),
-        ("summary_text", Field::Str(&compacted.summary_text)),
-    ]);
+    let population = population_text(compacted);
     let mut fields = vec![("summary_text".to_owned(), compacted.summary_text.clone())];
     for (root, values) in [
         (
@@ -144,6 +130,32 @@ pub fn scan_population(compacted: &CompactedContext) -> (String, Vec<(String, St
         );
     }
     (population, fields)
+}
+
+/// How many fields [`scan_population`] gives, without copying them.
+pub fn scan_field_count(compacted: &CompactedContext) -> usize {
+    1 + compacted.retained_safety_invariant_ids.len()
+        + compacted.retained_policy_commitment_ids.len()
+        + compacted.source_message_sha256s.len()
+}
+
+/// The canonical text of the scanned population alone (the first half of [`scan_population`]).
+pub fn population_text(compacted: &CompactedContext) -> String {
+    canonical_object(&mut [
+        (
+            "retained_policy_commitment_ids",
+            Field::Strs(&compacted.retained_policy_commitment_ids),
+        ),
+        (
+            "retained_safety_invariant_ids",
+            Field::Strs(&compacted.retained_safety_invariant_ids),
+        ),
+        (
+            "source_message_sha256s",
+            Field::Strs(&compacted.source_message_sha256s),
+        ),
+        ("summary_text", Field::Str(&compacted.summary_text)),
+    ])
 }
 
 fn failure(code: &'static str, message: impl Into<String>) -> ScanFailure {
@@ -200,10 +212,14 @@ impl CompactionScanner for ExactSecretScanner<'_> {
                 format!("secret-scan population is {population_bytes} bytes, over the signed bound of {}", policy.max_total_bytes),
             ));
         }
+        let field_count = fields.len();
         let field_values: Vec<Value> = fields
-            .iter()
+            .into_iter()
             .map(|(path, value)| {
-                object([("path", Value::from(path)), ("value", Value::from(value))])
+                object([
+                    ("path", Value::String(path)),
+                    ("value", Value::String(value)),
+                ])
             })
             .collect();
         let request = object([
@@ -221,7 +237,7 @@ impl CompactionScanner for ExactSecretScanner<'_> {
             ),
             ("entity_types", Value::from(&policy.entity_types[..])),
             ("scanned_population_sha256", Value::from(&population_sha256)),
-            ("scanned_field_count", Value::from(fields.len())),
+            ("scanned_field_count", Value::from(field_count)),
             ("fields", Value::Array(field_values)),
         ]);
         let request_sha256 =
@@ -237,7 +253,7 @@ impl CompactionScanner for ExactSecretScanner<'_> {
             && receipt.policy_sha256 == policy.policy_sha256
             && receipt.scanner_sha256 == policy.scanner_sha256
             && receipt.scanned_population_sha256 == population_sha256
-            && receipt.scanned_field_count == fields.len() as i64
+            && receipt.scanned_field_count == field_count as i64
             && receipt.receipt_sha256.chars().count() == 64;
         if !bound {
             return Err(failure(
@@ -264,7 +280,7 @@ impl CompactionScanner for ExactSecretScanner<'_> {
         Ok(SecretScanReceipt {
             receipt_sha256: receipt.receipt_sha256,
             scanned_population_sha256: population_sha256,
-            scanned_field_count: fields.len() as i64,
+            scanned_field_count: field_count as i64,
             decision: "CLEAN".into(),
             findings: Vec::new(),
         })

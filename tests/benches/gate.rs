@@ -16,6 +16,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
 use cq::engine::consistency::{ConsistencyChecker, ConsistencyRequest, MemoryEvidence};
+use cq::engine::gate::PolicySource;
+use cq::engine::pinned::PinnedManifest;
+use cq::engine::secret_scan::{CompactionScanner, ExactSecretScanner, LeafScanner};
 use cq::engine::{schema, GateRequest, PolicyEngine, SourceMessage, SummarizerOutput};
 use cq::json::{self, Limits, Value};
 use cq::policy::grammar::RequiredClause;
@@ -87,7 +90,7 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
 
 /// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling;
 /// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `floor`, `seed-consistency`,
-/// `seed-gate`, `sha`) runs only those measurements, so a profile shows one workload.
+/// `seed-gate`, `sha`, `stages`) runs only those measurements, so a profile shows one workload.
 fn scaled(iterations: usize) -> usize {
     let scale: f64 = std::env::var("CQ_BENCH_SCALE")
         .ok()
@@ -113,6 +116,29 @@ fn time(name: &str, mut f: impl FnMut(), iterations: usize) -> (Duration, Durati
     samples.sort();
     let mean = samples.iter().sum::<Duration>() / iterations as u32;
     (mean, samples[iterations / 2])
+}
+
+/// `CQ_BENCH_DUMP=FILE` appends each workload's report (digest and canonical text), audit
+/// events and returned context to FILE, one line each, so two builds' reports can be compared
+/// with `cmp`.
+fn dump_report(outcome: &cq::engine::gate::GateOutcome) {
+    use std::io::Write;
+    let Ok(path) = std::env::var("CQ_BENCH_DUMP") else {
+        return;
+    };
+    let events = json::canonical(&Value::Array(outcome.audit_events.clone())).unwrap();
+    let context: Vec<Value> = outcome.messages.iter().map(|m| m.to_value()).collect();
+    let context = json::canonical(&Value::Array(context)).unwrap();
+    let line = format!(
+        "{}\t{}\t{events}\t{context}\n",
+        outcome.report.sha256, outcome.report.canonical
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    file.write_all(line.as_bytes()).unwrap();
 }
 
 fn micros(d: Duration) -> String {
@@ -177,6 +203,7 @@ fn main() {
         "the bench workload must pass: {:?}",
         first.report.failures().collect::<Vec<_>>()
     );
+    dump_report(&first);
     let input_bytes: usize = messages.iter().map(|m| m.content.len()).sum::<usize>() + raw.len();
 
     let compacted =
@@ -242,6 +269,16 @@ fn main() {
         expected_commitment_ids: &seed_request.expected_commitment_ids,
         ..consistency_request
     };
+    dump_report(
+        &seed_engine
+            .check(
+                &seed_request,
+                &backend,
+                &scanner,
+                &mut MemoryAudit::default(),
+            )
+            .unwrap(),
+    );
     let seed_outcome = seed_checker.verify(&seed_consistency, &mut MemoryEvidence::default());
     assert_eq!(
         seed_outcome.result.as_ref().err().map(|f| f.outcome),
@@ -397,6 +434,22 @@ fn main() {
             }
         );
     }
+    stages(
+        "Default grammar",
+        &engine,
+        &request,
+        &backend,
+        &scanner,
+        g_median,
+    );
+    stages(
+        "Seed grammar",
+        &seed_engine,
+        &seed_request,
+        &backend,
+        &scanner,
+        sg_median,
+    );
     // What SHA-256 alone costs here, to turn "bytes the contract hashes per call" into time.
     let block = vec![0x5au8; 64 * 1024];
     let (_, sha_median) = time("sha", || drop(black_box(json::sha256_hex(&block))), 5000);
@@ -407,4 +460,136 @@ fn main() {
             block.len() as f64 / sha_median.as_secs_f64() / 1e9
         );
     }
+}
+
+/// One workload's gate, stage by stage: each stage timed alone (median) beside the SHA-256 time
+/// of the bytes it hashes, to show where a call spends its time above its hashing floor. The
+/// rest (the verdict, the trusted context, the report and its seal, the audit events) is the
+/// whole gate less the stages.
+fn stages(
+    name: &str,
+    engine: &PolicyEngine,
+    request: &GateRequest,
+    backend: &ScannerBackend,
+    scanner: &Scanner,
+    whole: Duration,
+) {
+    let selected = std::env::var("CQ_BENCH_ONLY");
+    let SummarizerOutput::Raw(raw) = &request.summarizer else {
+        return;
+    };
+    if selected.is_ok_and(|only| !only.split(',').any(|n| n == "stages")) {
+        return;
+    }
+    let limits = Limits::default();
+    let parsed = json::parse(raw.as_bytes(), &limits).unwrap();
+    let compacted = schema::validate(&parsed).unwrap();
+    let checker = ConsistencyChecker {
+        manifest: &engine.manifest,
+        snapshot: &engine.snapshot,
+        verifier: &engine.verifier,
+        cache: Some(&engine.registry_cache),
+    };
+    let consistency = ConsistencyRequest {
+        tenant_id: &request.tenant_id,
+        task_id: &request.task_id,
+        policy_sha256: &engine.policy_sha256,
+        compacted: &compacted,
+        expected_invariant_ids: &request.expected_invariant_ids,
+        expected_commitment_ids: &request.expected_commitment_ids,
+    };
+    let exact = ExactSecretScanner {
+        policy: &engine.scan_policy,
+        backend,
+    };
+    let pinned =
+        PinnedManifest::isolate(&engine.default_pinned(), &request.pinned_constraints).unwrap();
+    let summary = compacted.summary_text.as_str();
+    let claim_values = || {
+        let mut seen = std::collections::HashSet::new();
+        for claim in &compacted.preserved_constraint_claims {
+            for (key, value) in claim.fields() {
+                if let json::Field::Str(text) = value {
+                    if seen.insert(text) {
+                        black_box(scanner.scan_field(key, text));
+                    }
+                }
+            }
+        }
+        black_box(scanner.scan_field("summarizer.model_revision", &request.model_revision));
+    };
+    let rows: [(&str, &dyn Fn()); 7] = [
+        ("source digests", &|| {
+            drop(black_box(request.source_digests().unwrap()))
+        }),
+        ("strict parse, output digest, schema", &|| {
+            let parsed = json::parse(raw.as_bytes(), &limits).unwrap();
+            black_box(json::canonical_sha256(&parsed).unwrap());
+            drop(black_box(schema::validate(&parsed).unwrap()));
+        }),
+        ("G002 consistency check", &|| {
+            drop(black_box(
+                checker.verify(&consistency, &mut MemoryEvidence::default()),
+            ))
+        }),
+        ("secret scan: claims and model revision", &claim_values),
+        ("secret scan: G003 request, backend, receipt", &|| {
+            drop(black_box(exact.scan(&engine.policy_sha256, &compacted)))
+        }),
+        ("pinned constraints", &|| {
+            drop(black_box(pinned.conflicts(summary)))
+        }),
+        ("authority", &|| {
+            drop(black_box(
+                engine.authority.check(summary, &request.messages),
+            ))
+        }),
+    ];
+    println!();
+    println!("{name}, by stage (each timed alone; SHA-256 of the bytes each hashes, alone):");
+    println!();
+    println!("| stage | median | bytes hashed (digests) | SHA-256 of those bytes alone |");
+    println!("|---|---|---|---|");
+    let mut total = Duration::ZERO;
+    for (stage, f) in rows {
+        let (_, median) = time("stages", f, 1000);
+        let (bytes, digests) = hashed_by(f);
+        let floor = sha_alone(bytes, digests);
+        total += median;
+        println!(
+            "| {stage} | {} | {bytes} ({digests}) | {} |",
+            micros(median),
+            micros(floor)
+        );
+    }
+    if !whole.is_zero() {
+        println!(
+            "| the rest: verdict, trusted context, report, seal, audit events | {} | | |",
+            micros(whole.saturating_sub(total))
+        );
+    }
+}
+
+/// The bytes and digests one call of `f` hands SHA-256.
+fn hashed_by(f: &dyn Fn()) -> (u64, u64) {
+    let (bytes, digests) = json::hashed_on_this_thread();
+    f();
+    let (after, count) = json::hashed_on_this_thread();
+    (after - bytes, count - digests)
+}
+
+/// SHA-256 of `digests` equal pieces of `bytes` in all, median.
+fn sha_alone(bytes: u64, digests: u64) -> Duration {
+    let piece = (bytes / digests.max(1)) as usize;
+    let buffer = vec![0x5au8; piece.max(1)];
+    time(
+        "stages",
+        || {
+            for _ in 0..digests {
+                black_box(json::sha256_hex(black_box(&buffer[..piece])));
+            }
+        },
+        1000,
+    )
+    .1
 }
