@@ -5,6 +5,12 @@
 //! Where it stands comes from receipts the store verified (signature, chain, inclusion under
 //! the signed head); the stored request is handed on only after its digest was rechecked
 //! against the verdict receipt. A cached column that disagrees is tamper.
+//!
+//! The context is rendered under the policy the compaction was checked under (the digest its
+//! verified receipts name): the policy given when its digest matches, else the built-in with
+//! that digest; any other policy is refused with the digest needed, never substituted. The
+//! summary handed back is what that policy's mode checked: the closed schema's `summary_text`
+//! in strict mode, the summarizer's whole text in prose mode.
 
 use sha2::{Digest, Sha256};
 
@@ -12,6 +18,8 @@ use crate::audit::hex;
 use crate::engine::context::ContextMessage;
 use crate::engine::{GateRequest, PolicyEngine, SummarizerOutput};
 use crate::json::{self, Limits, Value};
+use crate::policy::Mode;
+use crate::service::recheck::policies::builtin_with_digest;
 use crate::store::{Status, Store, StoreError, Tampered};
 
 /// What the runtime gets.
@@ -61,10 +69,18 @@ pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Res
         }
         let request = GateRequest::from_json(c.request_json.as_bytes())
             .map_err(|e| anyhow::anyhow!("stored request of \"{id}\": {e}"))?;
-        let summary = summary_text(&request).ok_or_else(|| {
-            anyhow::anyhow!("stored request of \"{id}\" has no summary to inject")
-        })?;
-        Some(engine.released_context(&request, &summary)?)
+        let own;
+        let checked_under = if engine.policy_sha256 == state.policy_sha256 {
+            engine
+        } else {
+            own = checked_policy(engine, id, &state.policy_sha256)?;
+            &own
+        };
+        let summary =
+            summary_text(&request, checked_under.policy.compaction.mode).ok_or_else(|| {
+                anyhow::anyhow!("stored request of \"{id}\" has no summary to inject")
+            })?;
+        Some(checked_under.released_context(&request, &summary)?)
     } else {
         None
     };
@@ -76,11 +92,29 @@ pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Res
     })
 }
 
-/// The summary text of a request's summarizer output.
-fn summary_text(request: &GateRequest) -> Option<String> {
+/// The built-in policy compaction `id` was checked under, when it is one; otherwise an error
+/// that names the digest needed.
+fn checked_policy(given: &PolicyEngine, id: &str, sha256: &str) -> anyhow::Result<PolicyEngine> {
+    let Some(policy) = builtin_with_digest(sha256) else {
+        anyhow::bail!(
+            "compaction \"{}\" was checked under policy sha256 {}, not the one given (\"{}\", sha256 {}): give that policy with `--policy FILE`",
+            crate::sanitize::line(id),
+            crate::sanitize::line(sha256),
+            crate::sanitize::line(&given.policy.name),
+            given.policy_sha256
+        );
+    };
+    Ok(PolicyEngine::new(policy, "builtin")?)
+}
+
+/// The summary of a request's summarizer output, as a policy in `mode` checked it.
+fn summary_text(request: &GateRequest, mode: Mode) -> Option<String> {
     let SummarizerOutput::Raw(raw) = &request.summarizer else {
         return None;
     };
+    if mode == Mode::Prose {
+        return Some(raw.clone());
+    }
     let value = json::parse(raw.as_bytes(), &Limits::default()).ok()?;
     value
         .get("summary_text")
