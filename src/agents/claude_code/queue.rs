@@ -5,8 +5,9 @@
 //! no line at all and in later builds a `queued_command` attachment; or the user took it back
 //! to edit it, which the data cannot tell apart). So an enqueued text is a user turn of the
 //! span it was typed in, at its own line, unless the next human turn after it (a `user` line
-//! or a `queued_command` attachment) already carries that text: then that line is the turn,
-//! and the text is not counted twice.
+//! or a `queued_command` attachment) already carries that text, as the whole prompt or whole
+//! lines of it: then that line is the turn, and the text is not counted twice. A removed
+//! message the user took back and edited still counts as typed (the data cannot tell).
 //!
 //! The runtime also queues its own notes (`<task-notification>` when a background task ends,
 //! `[SYSTEM NOTIFICATION …]` banners): those are not the user and never become user turns
@@ -83,5 +84,27 @@ fn delivered_as_line(transcript: &Transcript, op: &Operation) -> bool {
     };
     turns
         .iter()
-        .any(|turn| turn.role == Role::User && turn.content.contains(wanted))
+        .any(|turn| turn.role == Role::User && carries(&turn.content, wanted))
+}
+
+/// Whether a user turn's `text` is `wanted`, or holds it as whole lines (the runtime joins
+/// several queued messages into one prompt, a line each).
+fn carries(text: &str, wanted: &str) -> bool {
+    text.trim() == wanted
+        || text.lines().any(|line| line.trim() == wanted)
+        || (wanted.contains('\n') && text.contains(wanted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::carries;
+
+    #[test]
+    fn a_queued_text_is_carried_only_as_the_whole_prompt_or_whole_lines_of_it() {
+        assert!(carries("  check again\n", "check again"));
+        assert!(carries("fix the test\ncheck again", "check again"));
+        assert!(carries("a\nline one\nline two\n", "line one\nline two"));
+        assert!(!carries("yes, but check again later", "check again"));
+        assert!(!carries("yes do it", "yes"));
+    }
 }
