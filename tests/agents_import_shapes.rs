@@ -211,6 +211,26 @@ fn side_results_are_found_from_the_pending_chain_and_after_an_earlier_compaction
     assert_eq!(pending, PARALLEL);
 }
 
+#[test]
+fn a_side_result_under_a_later_chain_line_is_found_through_its_call() {
+    // r2's parent is r1 (on the chain, walked first) and its call c2 is a side line: r2 is
+    // reached again from c2 (its `sourceToolAssistantUUID`) once c2's call is known.
+    let mut r2 = result("r2", "c2", "t2", "two");
+    r2["parentUuid"] = json!("r1");
+    let lines = vec![
+        user("u1", None, json!("Read both files.")),
+        call("c1", "u1", "m1", "t1"),
+        call("c2", "c1", "m1", "t2"),
+        result("r1", "c1", "t1", "one"),
+        r2,
+        said("a2", "r1", "m2", "Read them."),
+        boundary("b1", "a2"),
+        summary("s1", "b1", "Summary: read both files"),
+    ];
+    let import = claude(&lines);
+    assert_eq!(ids(&import, 0), ["u1", "c1", "c2", "r1", "r2", "a2"]);
+}
+
 /// A session whose user typed two messages while the agent worked: one handed over mid-turn
 /// (`remove`, no line of its own), one that became the next prompt (`dequeue`, then a `user`
 /// line with the same text). The runtime queued a task notification too.

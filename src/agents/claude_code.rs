@@ -13,7 +13,8 @@
 //! `<command-args>`, `<local-command-stdout>`, `<local-command-caveat>`, `<bash-input>`, …),
 //! and assistant lines the runtime synthesised (`model: "<synthetic>"`, API errors). Runtime
 //! notes written as user text (`<system-reminder>`, `<task-notification>`, `[SYSTEM
-//! NOTIFICATION …]` banners, interruption markers) are `tool` turns: the model saw them, but no human wrote them.
+//! NOTIFICATION …]` banners, interruption markers) are `tool` turns: the model saw them, but
+//! no human wrote them.
 //!
 //! `queue-operation` lines (what the user typed while the agent was busy) are kept aside for
 //! `queue`. Which turns a compaction summarized is decided in `chain`.

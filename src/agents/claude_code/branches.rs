@@ -55,15 +55,18 @@ pub(super) fn side_lines(transcript: &Transcript, chain: &[usize], before: u64) 
                 || entry.line <= parent.line
                 || !same_thread
                 || uuids.contains(entry.uuid.as_str())
-                || !seen.insert(child)
+                || seen.contains(&child)
             {
                 continue;
             }
+            // A line left out here may be reached again through another link (a result under
+            // a later chain line, whose call is on a side line not walked yet).
             match of_round(entry, &responses, &calls, &answered) {
                 Side::Turn => found.push(child),
                 Side::Link => {}
                 Side::Outside => continue,
             }
+            seen.insert(child);
             remember(entry, &mut uuids, &mut responses, &mut calls, &mut answered);
             pending.push(child);
         }
