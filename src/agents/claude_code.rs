@@ -12,12 +12,16 @@
 //! bodies; tool results on meta lines stay), slash-command wrappers (`<command-name>`,
 //! `<command-args>`, `<local-command-stdout>`, `<local-command-caveat>`, `<bash-input>`, …),
 //! and assistant lines the runtime synthesised (`model: "<synthetic>"`, API errors). Runtime
-//! notes written as user text (`<system-reminder>`, `<task-notification>`, interruption
-//! markers) are `tool` turns: the model saw them, but no human wrote them.
+//! notes written as user text (`<system-reminder>`, `<task-notification>`, `[SYSTEM
+//! NOTIFICATION …]` banners, interruption markers) are `tool` turns: the model saw them, but
+//! no human wrote them.
 //!
-//! Which turns a compaction summarized is decided in `chain`.
+//! `queue-operation` lines (what the user typed while the agent was busy) are kept aside for
+//! `queue`. Which turns a compaction summarized is decided in `chain`.
 
+mod branches;
 mod chain;
+mod queue;
 
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -41,6 +45,12 @@ pub(super) struct Entry {
     pub cwd: Option<String>,
     pub version: Option<String>,
     pub sidechain: bool,
+    /// An assistant line's `message.id`: the lines one API response was split into share it.
+    pub message_id: Option<String>,
+    /// The `tool_use` ids an assistant line issues, and the ones a user line's `tool_result`
+    /// blocks answer.
+    pub calls: Vec<String>,
+    pub answers: Vec<String>,
     pub body: Body,
 }
 
@@ -69,6 +79,12 @@ pub(super) struct Boundary {
 pub(super) struct Transcript {
     pub entries: Vec<Entry>,
     by_uuid: HashMap<String, Vec<usize>>,
+    /// Entries by the uuid their `parentUuid` or `sourceToolAssistantUUID` names.
+    children: HashMap<String, Vec<usize>>,
+    /// `queue-operation` lines: what the user typed while the agent was busy.
+    pub queued: Vec<queue::Operation>,
+    /// The entries that hold a turn the human wrote, in file order.
+    humans: Vec<usize>,
     uuid_counts: HashMap<String, usize>,
     /// The first `cwd` each session's lines name: where it was started, stable while the
     /// session changes directory.
@@ -76,13 +92,27 @@ pub(super) struct Transcript {
 }
 
 impl Transcript {
-    fn push(&mut self, entry: Entry) {
+    fn push(&mut self, entry: Entry, source_tool: Option<&str>) {
+        let index = self.entries.len();
+        let parents = [
+            entry.parent.as_deref(),
+            source_tool.filter(|s| Some(*s) != entry.parent.as_deref()),
+        ];
+        for parent in parents.into_iter().flatten() {
+            self.children
+                .entry(parent.to_string())
+                .or_default()
+                .push(index);
+        }
         if !entry.uuid.is_empty() {
             self.by_uuid
                 .entry(entry.uuid.clone())
                 .or_default()
                 .push(self.entries.len());
             *self.uuid_counts.entry(entry.uuid.clone()).or_default() += 1;
+        }
+        if matches!(&entry.body, Body::Turns(turns) if turns.iter().any(|t| t.role == Role::User)) {
+            self.humans.push(index);
         }
         if let Some(cwd) = &entry.cwd {
             self.first_cwd
@@ -110,6 +140,11 @@ impl Transcript {
 
     pub fn entry(&self, index: usize) -> Option<&Entry> {
         self.entries.get(index)
+    }
+
+    /// The entries whose `parentUuid` or `sourceToolAssistantUUID` is `uuid`, in file order.
+    pub fn children(&self, uuid: &str) -> &[usize] {
+        self.children.get(uuid).map_or(&[], Vec::as_slice)
     }
 
     /// Whether more than one line carries `uuid`.
@@ -152,8 +187,12 @@ fn read(
         limits.max_line_bytes,
         problems,
         |line, object| {
-            if let Some(entry) = entry(line, &object, &mut tools) {
-                transcript.push(entry);
+            if str_field(&object, "type") == Some("queue-operation") {
+                transcript
+                    .queued
+                    .extend(queue::Operation::of(line, &object));
+            } else if let Some(entry) = entry(line, &object, &mut tools) {
+                transcript.push(entry, str_field(&object, "sourceToolAssistantUUID"));
             }
         },
     );
@@ -196,6 +235,26 @@ fn entry(
         }
     };
     let text = |key: &str| str_field(object, key).map(str::to_string);
+    let ids = |block_kind: &str, key: &str| -> Vec<String> {
+        match message.and_then(|m| m.get("content")) {
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some(block_kind))
+                .filter_map(|b| b.get(key).and_then(Value::as_str))
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (message_id, calls, answers) = match kind {
+        "assistant" => (
+            message.and_then(|m| str_field(m, "id")).map(str::to_string),
+            ids("tool_use", "id"),
+            Vec::new(),
+        ),
+        "user" => (None, Vec::new(), ids("tool_result", "tool_use_id")),
+        _ => (None, Vec::new(), Vec::new()),
+    };
     Some(Entry {
         line,
         uuid,
@@ -205,6 +264,9 @@ fn entry(
         cwd: text("cwd"),
         version: text("version"),
         sidechain: is_true(object, "isSidechain"),
+        message_id,
+        calls,
+        answers,
         body,
     })
 }
@@ -269,6 +331,7 @@ const NOTES: &[&str] = &[
     "<task-notification>",
     "<user-prompt-submit-hook>",
     "[Request interrupted by user",
+    "[SYSTEM NOTIFICATION",
 ];
 
 fn classify(text: &str) -> UserText {

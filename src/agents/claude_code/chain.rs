@@ -9,6 +9,14 @@
 //!   The walk stops there, so each compaction's source is what the model had in its context
 //!   when it was summarized: the previous summary (carried as an `assistant` turn) and the
 //!   turns since. Turns before were the previous compaction's source and were checked then.
+//! - Parallel tool calls: the other calls of one response and their results hang off the
+//!   chain on side branches that no chain line points to; the model was given them all, so
+//!   they are turns of the source, in file order among the chain's (`branches` says which
+//!   lines; a rewind's abandoned branch, which starts with a user text turn, stays out).
+//! - Messages the user queued while the agent was busy (`queue-operation` lines, outside the
+//!   tree) are user turns of the span they were typed in: after the previous boundary and
+//!   before this one, at their own line, unless a later line already carries them (`queue`).
+//!   They are added to turns found in the file, never stand for a chain on their own.
 //! - Preserved segments (`compactMetadata.preservedSegment` / `preservedMessages`): the runtime
 //!   kept those turns verbatim and re-parented them under the summary; they were not
 //!   summarized, so they are left out (and counted in the notes). When `logicalParentUuid` only
@@ -24,8 +32,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{Body, Boundary, Entry, Transcript};
-use crate::agents::turns::{placeholder, TurnList};
+use super::{branches, queue, Body, Boundary, Entry, Transcript};
+use crate::agents::turns::{placeholder, Role, Turn, TurnList};
 use crate::agents::{
     strip_claude_code_summary, ImportedCompaction, ImportedSummary, PendingSource, Runtime,
 };
@@ -112,7 +120,13 @@ fn compaction(
             None => "the boundary has no logicalParentUuid".to_string(),
         });
     }
-    let (mut list, mut carried) = source(transcript, start, &preserved, &mut notes);
+    let queued = queue::queued_turns(transcript, &entry.session, previous_line, entry.line);
+    let span = Span {
+        before: entry.line,
+        preserved: &preserved,
+        queued: &queued,
+    };
+    let (mut list, mut carried) = source(transcript, start, &span, &mut notes);
     if list.is_empty() {
         // The last line of the same thread before the boundary is the branch that was live.
         let leaf = (0..transcript.entries.len()).rev().find(|&i| {
@@ -126,7 +140,7 @@ fn compaction(
             })
         });
         if leaf.is_some() && leaf != start {
-            (list, carried) = source(transcript, leaf, &preserved, &mut notes);
+            (list, carried) = source(transcript, leaf, &span, &mut notes);
             if let (false, Some(line)) = (
                 list.is_empty(),
                 leaf.and_then(|i| transcript.entry(i)).map(|e| e.line),
@@ -148,10 +162,16 @@ fn compaction(
                 })
             })
             .collect();
-        (list, carried) = build(transcript, &fallback);
+        (list, carried) = build(transcript, &fallback, &queued);
         if !list.is_empty() {
             notes.push("the parent chain holds no turns; the source is the session's turns in file order since the previous boundary".into());
         }
+    }
+    if !list.is_empty() && !queued.is_empty() {
+        notes.push(format!(
+            "{} message(s) the user queued while the agent was busy are user turns of the span",
+            queued.len()
+        ));
     }
     let (messages, unverifiable) = if list.is_empty() {
         (
@@ -193,28 +213,31 @@ fn compaction(
     }
 }
 
-/// The turns on the chain ending at `start`, without the preserved ones (noted).
+/// What bounds one compaction's source: the boundary's line, the turns the runtime kept
+/// verbatim, and the messages the user queued in the span.
+struct Span<'a> {
+    before: u64,
+    preserved: &'a HashSet<&'a str>,
+    queued: &'a [Turn],
+}
+
+/// The turns on the chain ending at `start` and the parallel tool calls and results hanging
+/// off it, with the queued user messages, without the preserved turns (noted).
 fn source(
     transcript: &Transcript,
     start: Option<usize>,
-    preserved: &HashSet<&str>,
+    span: &Span<'_>,
     notes: &mut Vec<String>,
 ) -> (TurnList, Option<String>) {
     let Some(start) = start else {
         return (TurnList::default(), None);
     };
-    let walked = walk(transcript, start);
-    if let Some(missing) = walked.missing {
-        notes.push(format!(
-            "the parent chain breaks at \"{missing}\", which is not in the transcript; earlier turns are missing"
-        ));
-    }
-    let mut chain = walked.entries;
+    let mut chain = on_chain(transcript, start, span.before, notes);
     let before = chain.len();
     chain.retain(|&i| {
         transcript
             .entry(i)
-            .is_some_and(|e| !preserved.contains(e.uuid.as_str()))
+            .is_some_and(|e| !span.preserved.contains(e.uuid.as_str()))
     });
     if chain.len() < before {
         notes.push(format!(
@@ -222,7 +245,46 @@ fn source(
             before - chain.len()
         ));
     }
-    build(transcript, &chain)
+    // Queued messages alone are no chain: without a turn on it, the caller looks elsewhere.
+    let any_turn = chain
+        .iter()
+        .filter_map(|&i| transcript.entry(i))
+        .any(|e| match &e.body {
+            Body::Turns(turns) => turns.iter().any(|t| !t.content.trim().is_empty()),
+            Body::Summary(text) => !text.trim().is_empty(),
+            Body::Boundary(_) | Body::Link => false,
+        });
+    if !any_turn {
+        return (TurnList::default(), None);
+    }
+    build(transcript, &chain, span.queued)
+}
+
+/// The chain ending at `start` and the side lines of its parallel tool calls (before line
+/// `before`), in file order (noted when there are side lines).
+fn on_chain(
+    transcript: &Transcript,
+    start: usize,
+    before: u64,
+    notes: &mut Vec<String>,
+) -> Vec<usize> {
+    let walked = walk(transcript, start);
+    if let Some(missing) = walked.missing {
+        notes.push(format!(
+            "the parent chain breaks at \"{missing}\", which is not in the transcript; earlier turns are missing"
+        ));
+    }
+    let mut chain = walked.entries;
+    let side = branches::side_lines(transcript, &chain, before);
+    if !side.is_empty() {
+        notes.push(format!(
+            "{} line(s) of parallel tool calls and results off the parent chain are part of the summarized turns",
+            side.len()
+        ));
+        chain.extend(side);
+        chain.sort_unstable();
+    }
+    chain
 }
 
 /// The summary line of a boundary: the first `isCompactSummary` line of the same session
@@ -301,11 +363,16 @@ fn walk(transcript: &Transcript, start: usize) -> Walk {
     Walk { entries, missing }
 }
 
-/// The turns of `chain` (oldest first), and the id of the carried summary if there is one.
-fn build(transcript: &Transcript, chain: &[usize]) -> (TurnList, Option<String>) {
+/// The turns of `chain` (entries in file order) and the `queued` user turns, merged by
+/// line, and the id of the carried summary if there is one.
+fn build(transcript: &Transcript, chain: &[usize], queued: &[Turn]) -> (TurnList, Option<String>) {
     let mut list = TurnList::default();
     let mut carried = None;
+    let mut queued = queued.iter().peekable();
     for entry in chain.iter().filter_map(|&i| transcript.entry(i)) {
+        while let Some(turn) = queued.next_if(|turn| turn.line < entry.line) {
+            list.push(turn);
+        }
         match &entry.body {
             Body::Turns(turns) => {
                 for turn in turns {
@@ -313,10 +380,10 @@ fn build(transcript: &Transcript, chain: &[usize]) -> (TurnList, Option<String>)
                 }
             }
             Body::Summary(text) => {
-                let turn = crate::agents::turns::Turn {
+                let turn = Turn {
                     id: entry.uuid.clone(),
                     line: entry.line,
-                    role: crate::agents::turns::Role::Assistant,
+                    role: Role::Assistant,
                     content: text.clone(),
                 };
                 if let Some(id) = list.push(&turn) {
@@ -325,6 +392,9 @@ fn build(transcript: &Transcript, chain: &[usize]) -> (TurnList, Option<String>)
             }
             Body::Boundary(_) | Body::Link => {}
         }
+    }
+    for turn in queued {
+        list.push(turn);
     }
     (list, carried)
 }
@@ -342,14 +412,17 @@ pub(super) fn pending(
         })
     })?;
     let entry = transcript.entry(leaf)?;
-    let walked = walk(transcript, leaf);
     let mut notes = Vec::new();
-    if let Some(missing) = walked.missing {
-        notes.push(format!(
-            "the parent chain breaks at \"{missing}\", which is not in the transcript; earlier turns are missing"
-        ));
-    }
-    let (list, _) = build(transcript, &walked.entries);
+    let chain = on_chain(transcript, leaf, u64::MAX, &mut notes);
+    // The span starts after the session's previous boundary, where the chain stops.
+    let previous_line = transcript
+        .entries
+        .iter()
+        .rev()
+        .find(|e| matches!(e.body, Body::Boundary(_)) && e.session == entry.session)
+        .map_or(0, |e| e.line);
+    let queued = queue::queued_turns(transcript, &entry.session, previous_line, u64::MAX);
+    let (list, _) = build(transcript, &chain, &queued);
     if list.is_empty() {
         return None;
     }
