@@ -8,19 +8,21 @@
 //! PostgreSQL an advisory lock), so a crash or a concurrent writer on any host never leaves a
 //! decision without its receipt or the log with a gap. On PostgreSQL the lock was measured
 //! against the alternative, `SERIALIZABLE` transactions without it retried on a lost race
-//! ([`Appends::Serializable`], kept for `cargo bench --bench store` and the race test): with 4
-//! to 8 writers the retries gave 10-30% more appends per second and a lower median, but 1.5
-//! to 2.4 retries per append at 8 writers (every append reads the tail the others extend, so
-//! each commit makes the writers beside it redo all their work, signatures included), a p99
-//! latency 2.5 to 4 times the lock's (over a second), and a writer can run out of retries and
-//! fail under contention, which a writer waiting for the lock never does; PostgreSQL also
-//! reports some of those races as unique violations, which the retry loop must then take for
-//! races too. The lock stays: every writer finishes, in a bounded wait, and no work is thrown
-//! away. A store opened [`Mode::ReadOnly`]
-//! refuses every write before touching the database. Requests and reports are opaque
-//! canonical JSON text here: the store checks their digests, never their shape. Every SQL
-//! statement is written once against [`sql::Conn`]; the backends differ only in
-//! [`sqlite`] and [`postgres`].
+//! ([`Appends::Serializable`], kept for `cargo bench --bench store` and the race test). Both
+//! keep the log linear and gap-free. With 4 to 8 writers the retries' throughput was within
+//! about 30% of the lock's either way (no steady winner) and their median latency lower,
+//! but they cost 1 to 2.4 retries per append at 8 writers (every append reads the tail the
+//! others extend, so each commit makes the writers beside it redo all their work,
+//! signatures included) and a p99 latency 2 to 7 times the lock's (up to over a second);
+//! a writer can also run out of retries and fail under contention, which a writer waiting
+//! for the lock never does, and PostgreSQL reports some of those races as unique
+//! violations, which the retry loop must then take for races too. The lock stays: every
+//! writer waits its turn and finishes, and no work is thrown away.
+//!
+//! A store opened [`Mode::ReadOnly`] refuses every write before touching the database.
+//! Requests and reports are opaque canonical JSON text here: the store checks their
+//! digests, never their shape. Every SQL statement is written once against [`sql::Conn`];
+//! the backends differ only in [`sqlite`] and [`postgres`].
 
 mod agents;
 mod audit_rows;

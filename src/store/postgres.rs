@@ -12,8 +12,9 @@
 //! they lose a race ([`Tx::Serializable`], [`Conn::lost_race`]), exists for the store bench
 //! and the race test only; [`super`] says why the lock stays. A write that grew the log
 //! `NOTIFY`s the store's channel when it commits, which [`super::watch`] listens to. Reads
-//! that must agree with each other run in one `REPEATABLE READ` snapshot. A store opened read-only also makes its connection read-only
-//! (`default_transaction_read_only`), and works with a role that may only `SELECT`.
+//! that must agree with each other run in one `REPEATABLE READ` snapshot. A store opened
+//! read-only also makes its connection read-only (`default_transaction_read_only`), and
+//! works with a role that may only `SELECT`.
 //!
 //! TLS is used when the URL asks for it (`sslmode=require` or `prefer`), with the server's
 //! certificate checked against the system's roots; without `sslmode` the connection is plain
