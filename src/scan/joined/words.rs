@@ -36,11 +36,10 @@ pub(super) enum Word {
     Break,
 }
 
-/// Byte classes, as bits: ASCII whitespace as `u8::is_ascii_whitespace` has it, the bytes a
-/// slot value may hold (paths, identifiers, numbers, commits, base64), and lower-case letters.
+/// Byte classes: ASCII whitespace as `u8::is_ascii_whitespace` has it, and the bytes a slot
+/// value may hold (paths, identifiers, numbers, commits, base64).
 const SPACE: u8 = 1;
 const SLOT: u8 = 2;
-const LOWER: u8 = 4;
 
 const CLASSES: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -50,16 +49,11 @@ const CLASSES: [u8; 256] = {
         if c.is_ascii_whitespace() {
             t[b] = SPACE;
         }
-        if c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'_' | b'.' | b'/' | b'@' | b'+' | b'=' | b':' | b'~' | b'%' | b'-'
-            )
-        {
+        if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'@' | b'+' | b'=') {
             t[b] = SLOT;
         }
-        if c.is_ascii_lowercase() {
-            t[b] = SLOT | LOWER;
+        if matches!(c, b':' | b'~' | b'%' | b'-') {
+            t[b] = SLOT;
         }
         b += 1;
     }
@@ -70,31 +64,11 @@ fn class(b: u8) -> u8 {
     CLASSES[usize::from(b)]
 }
 
-/// What the byte pass learnt about a word: whether it is ASCII, and how many of its bytes
-/// after the first are not lower-case letters, the last of them where.
-#[derive(Debug, Clone, Copy)]
-struct Shape {
-    ascii: bool,
-    not_lower: usize,
-    last_not_lower: usize,
-}
-
-/// Sentence punctuation and quotes trimmed from a word's end.
-fn trailing(c: u8) -> bool {
-    matches!(
-        c,
-        b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\''
-    )
-}
-
 /// The words of `text` that are fragments or breaks, in order, with their byte ranges (cut
 /// free of the sentence punctuation and quotes around them).
 pub(super) fn words(text: &str) -> Vec<(Word, Range<usize>)> {
     let mut out = Vec::new();
-    for_each_word(text, |start, word, shape| {
-        if plain_at_a_glance(word, shape) {
-            return;
-        }
+    for_each_word(text, |start, word| {
         if let Some((kind, range)) = classify(word) {
             out.push((kind, start + range.start..start + range.end));
         }
@@ -102,26 +76,17 @@ pub(super) fn words(text: &str) -> Vec<(Word, Range<usize>)> {
     out
 }
 
-/// Whether `word` is plain as its shape alone shows: letters, capitalised at most at the
-/// start, perhaps with one mark of punctuation after them, and not the name of a secret.
-fn plain_at_a_glance(word: &str, shape: Shape) -> bool {
-    let b = word.as_bytes();
-    if !shape.ascii || !b.first().is_some_and(u8::is_ascii_alphabetic) {
-        return false;
-    }
-    match shape.not_lower {
-        0 => b.len() < 24 && !secret_word(word),
-        1 if shape.last_not_lower + 1 == b.len() && b.last().is_some_and(|&c| trailing(c)) => {
-            let bare = word.get(..b.len() - 1).unwrap_or_default();
-            bare.len() < 24 && !secret_word(bare)
-        }
-        _ => false,
-    }
-}
-
 /// What `word` is, and the part of it that counts; `None` for a plain word.
 fn classify(word: &str) -> Option<(Word, Range<usize>)> {
     let b = word.as_bytes();
+    // Most words are plain: letters, capitalised at most at the start, with nothing to trim.
+    if b.len() < 24
+        && b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.iter().skip(1).all(u8::is_ascii_lowercase)
+        && !secret_word(word)
+    {
+        return None;
+    }
     // The trimmed bytes are ASCII, so trimming bytes trims the same characters.
     let lead = b
         .iter()
@@ -150,7 +115,7 @@ fn classify(word: &str) -> Option<(Word, Range<usize>)> {
     let t = trimmed.as_bytes();
     let kind = if !secret && plain_word(trimmed) || secret && !ends_clause {
         Word::Plain
-    } else if t.iter().all(|&c| class(c) & SLOT != 0)
+    } else if t.iter().all(|&c| class(c) == SLOT)
         && t.iter().any(u8::is_ascii_alphanumeric)
         && !t.contains(&b'=')
         || base64_padded(trimmed)
@@ -166,30 +131,24 @@ fn classify(word: &str) -> Option<(Word, Range<usize>)> {
 /// ASCII whitespace; a word with other bytes is split again on Unicode whitespace, so the
 /// words are those of `text.split(char::is_whitespace)` (but for a vertical tab between ASCII
 /// bytes, which stays inside its word).
-fn for_each_word(text: &str, mut f: impl FnMut(usize, &str, Shape)) {
+fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
     let bytes = text.as_bytes();
     let mut at = 0;
     while at < bytes.len() {
         let Some(start) = bytes
             .get(at..)
-            .and_then(|rest| rest.iter().position(|&b| class(b) & SPACE == 0))
+            .and_then(|rest| rest.iter().position(|&b| class(b) != SPACE))
             .map(|i| at + i)
         else {
             return;
         };
-        let mut end = start + 1;
-        let mut high = bytes.get(start).copied().unwrap_or(0);
-        let (mut not_lower, mut last_not_lower) = (0, 0);
-        for &b in bytes.get(start + 1..).unwrap_or_default() {
-            let c = class(b);
-            if c & SPACE != 0 {
+        let mut end = start;
+        let mut high = 0u8;
+        for &b in bytes.get(start..).unwrap_or_default() {
+            if class(b) == SPACE {
                 break;
             }
             high |= b;
-            if c & LOWER == 0 {
-                not_lower += 1;
-                last_not_lower = end - start;
-            }
             end += 1;
         }
         at = end + 1;
@@ -198,23 +157,13 @@ fn for_each_word(text: &str, mut f: impl FnMut(usize, &str, Shape)) {
             continue;
         };
         if high < 0x80 {
-            let shape = Shape {
-                ascii: true,
-                not_lower,
-                last_not_lower,
-            };
-            f(start, word, shape);
+            f(start, word);
             continue;
         }
         let mut from = start;
         for part in word.split(char::is_whitespace) {
             if !part.is_empty() {
-                let shape = Shape {
-                    ascii: false,
-                    not_lower: part.len(),
-                    last_not_lower: 0,
-                };
-                f(from, part, shape);
+                f(from, part);
             }
             from += part.len()
                 + text
