@@ -452,18 +452,6 @@ fn whole_field_rules(
     whole::WholeField::new(rules, enabled, &candidates, previous)
 }
 
-/// A small deterministic generator (xorshift) for the scanner's randomised tests: each call
-/// gives a number below its argument.
-#[cfg(test)]
-pub(crate) fn test_rng(mut seed: u64) -> impl FnMut(usize) -> usize {
-    move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -234,7 +234,13 @@ mod tests {
             "\n",
             "ü",
         ];
-        let mut next = crate::scan::test_rng(0x2545_f491_4f6c_dd1du64);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
         for _ in 0..4000 {
             let mut text = String::new();
             for _ in 0..next(40) {

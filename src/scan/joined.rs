@@ -27,17 +27,29 @@
 
 use std::ops::Range;
 
-mod words;
-
 use super::names;
 use super::{RawMatch, Scanner};
-use words::{words, Word};
 
 /// Fields larger than this are not joined.
 pub(super) const MAX_JOINED_BYTES: usize = 256 << 10;
 
 /// The most bytes between two fragments of one run.
 const MAX_GAP: usize = 64;
+
+/// Plain words that name a secret; as fragments (at the end of a clause) they give the next
+/// one a key name.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "apikey",
+    "key",
+];
 
 /// One fragment in a view: where it stands in the view and in the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,10 +117,133 @@ impl View {
     }
 }
 
+/// What a word of the field is to the views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// A word that may hold a value or a key name.
+    Fragment,
+    /// A plain word between fragments, as the words of a clause template are.
+    Plain,
+    /// Code or markup (quotes or brackets inside, a code span's backticks, `=`, `$`, `;`, bare
+    /// punctuation): it ends a
+    /// run, so that `name = "value"` is never re-read as a name and its value.
+    Break,
+}
+
+/// The bytes a slot value may hold (paths, identifiers, numbers, commits, base64).
+fn slot_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_./@+=:~%-".contains(&b)
+}
+
+/// The words of `text` that are fragments or breaks, in order, with their byte ranges (cut
+/// free of the sentence punctuation and quotes around them).
+fn words(text: &str) -> Vec<(Word, Range<usize>)> {
+    let mut out = Vec::new();
+    for_each_word(text, |start, word| {
+        // Most words are plain: letters, capitalised at most at the start, with nothing to trim.
+        let b = word.as_bytes();
+        if b.len() < 24
+            && b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.iter().skip(1).all(u8::is_ascii_lowercase)
+            && !secret_word(word)
+        {
+            return;
+        }
+        let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
+        let trimmed = word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
+        if trimmed.is_empty() {
+            out.push((Word::Break, start..start + word.len()));
+            return;
+        }
+        let range = start + lead..start + lead + trimmed.len();
+        // A secret's name standing alone is a key name only where it ends a clause or labels
+        // what follows (`The current branch is password.`, `token:`), not inside a sentence.
+        let secret = secret_word(trimmed);
+        let ends_clause = word[lead + trimmed.len()..].starts_with(['.', ':']);
+        let kind = if !secret && plain_word(trimmed) || secret && !ends_clause {
+            Word::Plain
+        } else if trimmed.bytes().all(slot_byte)
+            && trimmed.bytes().any(|b| b.is_ascii_alphanumeric())
+            && !trimmed.contains('=')
+            || base64_padded(trimmed)
+        {
+            Word::Fragment
+        } else {
+            Word::Break
+        };
+        if kind != Word::Plain {
+            out.push((kind, range));
+        }
+    });
+    out
+}
+
+/// Calls `f` with the start and text of each non-empty word of `text`, words being split on
+/// whitespace. ASCII whitespace is found byte by byte; a word with other bytes is split again
+/// on Unicode whitespace, so the words are those of `text.split(char::is_whitespace)`.
+fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
+    let mut start = 0;
+    for word in text.as_bytes().split(u8::is_ascii_whitespace) {
+        let at = start;
+        start += word.len() + 1;
+        if word.is_empty() {
+            continue;
+        }
+        let Some(word) = text.get(at..at + word.len()) else {
+            continue;
+        };
+        if word.is_ascii() {
+            f(at, word);
+            continue;
+        }
+        let mut from = at;
+        for part in word.split(char::is_whitespace) {
+            if !part.is_empty() {
+                f(from, part);
+            }
+            from += part.len()
+                + text[from + part.len()..]
+                    .chars()
+                    .next()
+                    .map_or(0, char::len_utf8);
+        }
+    }
+}
+
 /// Eight or more bytes with ASCII letters and digits among them.
 fn mixed(fragment: &str) -> bool {
     let b = fragment.as_bytes();
     b.len() >= 8 && b.iter().any(u8::is_ascii_alphabetic) && b.iter().any(u8::is_ascii_digit)
+}
+
+/// A base64 value whose only `=` are its padding (`…dQ==`).
+fn base64_padded(word: &str) -> bool {
+    let body = word.trim_end_matches('=');
+    body.len() + 2 >= word.len()
+        && body.len() >= 8
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+/// A word of letters, capitalised at most at its start (names of secrets are told apart by
+/// [`secret_word`]).
+fn plain_word(word: &str) -> bool {
+    if word.len() >= 24 {
+        return false;
+    }
+    if word.is_ascii() {
+        let b = word.as_bytes();
+        return b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.iter().skip(1).all(u8::is_ascii_lowercase);
+    }
+    let mut chars = word.chars();
+    chars.next().is_some_and(char::is_alphabetic)
+        && chars.all(|c| c.is_alphabetic() && !c.is_uppercase())
+}
+
+fn secret_word(word: &str) -> bool {
+    (3..=11).contains(&word.len()) && SECRET_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// Runs of neighbouring fragments: no break, no blank line and at most [`MAX_GAP`] bytes of
