@@ -7,7 +7,8 @@
 //! share, `cq check` and `cq scan` wall time and peak memory); the cost of one call on the small
 //! fields the gate scans; and the same corpus file through Kingfisher, Betterleaks and
 //! detect-secrets (pip-installed into a virtualenv under the target directory) for ratios
-//! measured in the same run. Prints markdown tables.
+//! measured in the same run. Prints markdown tables; each two-thread row carries the load
+//! average.
 //!
 //! `CQ_BENCH_QUICK=1` prints only the corpus time; `CQ_BENCH_ONLY=parallel|startup|small|peers`
 //! runs one section after it; `CQ_BENCH_RUNS=N` takes the best of N timed runs (default 3,
@@ -222,6 +223,16 @@ fn best_of(runs: usize, mut pass: impl FnMut() -> usize) -> (Duration, usize) {
     (best, findings)
 }
 
+/// The one-minute load average (`/proc/loadavg`), or `n/a` where the system has none. A
+/// two-thread figure means little on a machine whose other work takes a core, so each one is
+/// printed with it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "n/a".to_owned())
+}
+
 /// One timed scan on a given pool: best time and findings.
 type Work<'a> = dyn Fn(&rayon::ThreadPool) -> (Duration, usize) + 'a;
 
@@ -231,8 +242,10 @@ fn parallel(scanner: &Scanner, text: &str, parts: &[&str], runs: usize) {
     use rayon::prelude::*;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     println!("## Every core: the same scans on a rayon pool of 1 and of {cores} threads (best of {runs})\n");
-    println!("| work | 1 thread | {cores} threads | speed-up |");
-    println!("|---|---|---|---|");
+    println!(
+        "| work | 1 thread | {cores} threads | speed-up | load average (1 min, at the row's end) |"
+    );
+    println!("|---|---|---|---|---|");
     let pool = |n: usize| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -271,11 +284,12 @@ fn parallel(scanner: &Scanner, text: &str, parts: &[&str], runs: usize) {
         assert_eq!(counts.0, counts.1, "findings do not depend on the threads");
         let rate = |d: Duration| mb_per_s(text.len(), d);
         println!(
-            "| {} | {:.1} MB/s | {:.1} MB/s | {:.2}x |",
+            "| {} | {:.1} MB/s | {:.1} MB/s | {:.2}x | {} |",
             name.replace("{}", &parts.len().to_string()),
             rate(t1),
             rate(tn),
-            t1.as_secs_f64() / tn.as_secs_f64()
+            t1.as_secs_f64() / tn.as_secs_f64(),
+            load_average()
         );
     }
     println!();

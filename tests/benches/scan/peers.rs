@@ -336,7 +336,10 @@ pub fn run(target: &Path, file: &Path, cq: &Cq) {
     if cores >= 2 {
         let many = process(cores, &mut notes);
         let cq_many = many.map(|(w, _)| mb_per_s(cq.bytes, w));
-        println!("\n## Every core ({cores} threads), same corpus file, start-up excluded\n");
+        println!(
+            "\n## Every core ({cores} threads), same corpus file, start-up excluded (load average {})\n",
+            super::load_average()
+        );
         println!("| scanner | threads | time | throughput | findings | `cq scan --jobs {cores}` speed-up |");
         println!("|---|---|---|---|---|---|");
         if let Some((work, found)) = many {
