@@ -299,12 +299,18 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Rerun the checks under the current policy and store the new report.
+    /// Rerun the checks under the policy each compaction was checked under (the one given
+    /// by --policy when its digest matches, else the built-in with that digest) and store the
+    /// new report; a compaction whose policy is not at hand is not rerun.
     Recheck {
         id: Option<String>,
         /// Every quarantined compaction.
         #[arg(long, conflicts_with = "id")]
         all: bool,
+        /// Rerun under --policy on purpose, even where a compaction was checked under another
+        /// policy (each rerun then says it was not the policy of the recorded check).
+        #[arg(long)]
+        override_policy: bool,
         /// Threads to check with (default: every core); what is recorded, and in what order,
         /// does not depend on it.
         #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

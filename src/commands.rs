@@ -117,9 +117,16 @@ fn store_command(command: StoreCommand, out: &mut Output) -> anyhow::Result<Exit
         StoreCommand::Recheck {
             id,
             all,
+            override_policy,
             jobs,
             store,
             policy,
-        } => recheck::run(id.as_deref(), all, jobs, &store, &policy, out),
+        } => {
+            let under = recheck::Under {
+                override_policy,
+                policy: &policy,
+            };
+            recheck::run(id.as_deref(), all, jobs, &store, &under, out)
+        }
     }
 }

@@ -150,6 +150,29 @@ fn detail_has_spans_checks_claims_and_masks_every_secret() {
     assert!(conflict.previous_summary.is_some());
 }
 
+/// `cq recheck ID --policy POLICY --override-policy`: its output.
+fn recheck_overriding(fx: &Fixture, id: &str, policy: &str) -> String {
+    let out = assert_cmd::Command::cargo_bin("cq")
+        .unwrap()
+        .args([
+            "recheck",
+            id,
+            "--policy",
+            policy,
+            "--override-policy",
+            "--store",
+        ])
+        .arg(&fx.db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn rerun_stores_a_report_and_says_what_changed() {
     let fx = Fixture::build();
@@ -165,14 +188,30 @@ fn rerun_stores_a_report_and_says_what_changed() {
         "an unchanged rerun stores nothing"
     );
 
-    // Under another policy the report changes, and a decision on the old one is stale.
+    // A reviewer who opened the store under another policy still reruns the item under the
+    // policy it was checked under, and is told so.
     let mut other = fx.source_with_policy(Mode::ReadWrite, Some(&fx.alice), "default");
-    let changed = other.rerun(&id).unwrap();
-    assert!(changed.changed);
-    assert_ne!(changed.detail.report_sha256, before.report_sha256);
-    assert!(changed
-        .after_report
-        .contains("\"policy_name\": \"default\""));
+    let same = other.rerun(&id).unwrap();
+    assert!(!same.changed, "{}", same.policy);
+    assert!(
+        same.policy.contains("\"seed-compatible\"")
+            && same.policy.contains("the one it was checked under"),
+        "{}",
+        same.policy
+    );
+    assert!(!same.policy_overridden);
+
+    // Rerun under another policy on purpose: the report changes, the item says its report
+    // is not under its first check's policy, and a decision on the old one is stale.
+    let text = recheck_overriding(&fx, &id.0, "default");
+    assert!(text.contains("NOT the one it was checked under"), "{text}");
+    let changed = other.item(&id).unwrap();
+    assert_ne!(changed.report_sha256, before.report_sha256);
+    assert!(changed.policy.contains("\"default\""), "{}", changed.policy);
+    assert_eq!(
+        changed.first_check_policy_sha256.as_deref(),
+        Some(before.policy_sha256.as_str())
+    );
     let refused = other
         .decide(&id, &reject(&before.report_sha256, "poisoned"))
         .unwrap_err();
@@ -343,7 +382,17 @@ fn cq_recheck_prints_what_changed_and_stores_the_report() {
     let text = String::from_utf8_lossy(&same.stdout);
     assert!(text.contains("unchanged"), "{text}");
 
-    let changed = run(&["--all", "--policy", "default"]);
+    // Under another policy, each item still reruns under its own: nothing changes.
+    let own = run(&["--all", "--policy", "default"]);
+    assert!(own.status.success());
+    let text = String::from_utf8_lossy(&own.stdout);
+    assert!(text.contains("rechecked 3, 0 changed"), "{text}");
+    assert!(
+        text.contains("rerun under built-in policy \"seed-compatible\""),
+        "{text}"
+    );
+
+    let changed = run(&["--all", "--policy", "default", "--override-policy"]);
     assert!(
         changed.status.success(),
         "{}",
@@ -443,9 +492,8 @@ fn the_dashboard_keeps_running_totals_that_a_fresh_count_agrees_with() {
     assert_eq!(numbers(&after), numbers(&fresh));
     // A rerun that changes a report (another policy) may change a main reason: the running
     // reason counts are read again and still agree with a fresh count.
-    let mut other = fx.source_with_policy(Mode::ReadWrite, None, "default");
-    let changed = other.rerun(&ItemId(fx.secret.clone())).unwrap();
-    assert!(changed.changed);
+    let text = recheck_overriding(&fx, &fx.secret, "default");
+    assert!(text.contains(": changed"), "{text}");
     let after = alice.dashboard().unwrap();
     let fresh = fx.source(Mode::ReadOnly, None).dashboard().unwrap();
     assert_eq!(numbers(&after), numbers(&fresh));

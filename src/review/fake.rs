@@ -221,6 +221,8 @@ impl ReviewSource for FakeSource {
             changed: before_report != after_report,
             before_report,
             after_report,
+            policy: format!("under policy {}, the one it was checked under", item.policy),
+            policy_overridden: false,
             detail: item.clone(),
         })
     }

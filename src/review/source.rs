@@ -408,6 +408,11 @@ pub struct ItemDetail {
     /// Digest of the report the reviewer is looking at (sent back with a decision).
     pub report_sha256: String,
     pub policy_sha256: String,
+    /// The policy of the current report, one line (name, version, mode, digest).
+    pub policy: String,
+    /// The policy digest of the item's first check (its verdict), when the current report
+    /// is a rerun under another policy (`cq recheck --override-policy`).
+    pub first_check_policy_sha256: Option<String>,
     pub sources: Vec<SourceMessage>,
     pub summary_text: String,
     pub summary_spans: Vec<SummarySpan>,
@@ -430,6 +435,11 @@ pub struct RerunOutcome {
     /// The fresh report in the same form.
     pub after_report: String,
     pub changed: bool,
+    /// Which policy the rerun ran under, one line (`under built-in policy "prose" … the one
+    /// it was checked under`).
+    pub policy: String,
+    /// Whether that was another policy than the one the item was checked under.
+    pub policy_overridden: bool,
     /// The item as it stands after the rerun.
     pub detail: ItemDetail,
 }
@@ -515,7 +525,8 @@ pub trait ReviewSource: Send {
     fn reason_counts(&mut self, filter: &Filter) -> anyhow::Result<Vec<(String, usize)>>;
     /// The dashboard's numbers; a source keeps running totals and reads only what changed.
     fn dashboard(&mut self) -> anyhow::Result<Dashboard>;
-    /// Reruns every check on the item under the current policy and stores the new report.
+    /// Reruns every check on the item under the policy it was checked under and stores the
+    /// new report; fails, rerunning nothing, when that policy is not at hand.
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome>;
     /// Records a decision (or refuses, saying why).
     fn decide(

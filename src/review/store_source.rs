@@ -1,8 +1,11 @@
 //! [`StoreSource`]: the reviewer's [`ReviewSource`] over the SQLite store.
 //!
 //! It owns its own [`Store`] (its own connection: the worker thread that holds the source is
-//! the only code touching it) and a [`Checker`] (the current policy and the scanner) for
-//! reruns (built on a thread of its own, so the queue shows at once). The queue is the store's
+//! the only code touching it) and a [`Checker`] (the reviewer's policy and the scanner, built
+//! on a thread of its own, so the queue shows at once). A rerun runs under the policy the item
+//! was checked under: the reviewer's when its digest matches, else the built-in with that
+//! digest (compiled on first need); an item checked under a policy the reviewer does not
+//! have is not rerun, and the error names the digest needed. The queue is the store's
 //! paged `list` and its per-status counts, never the whole store; an item is built from the
 //! stored request and its current report, with every matched secret overwritten before any text leaves
 //! (summary, source messages, claims, the previous summary). Decisions go through
@@ -30,7 +33,7 @@ use crate::review::source::{
 use crate::service::constraints;
 use crate::service::decide::{decide, reason_rules};
 use crate::service::inspect::{glance, inspect, reveal, Inspection};
-use crate::service::recheck::{self, recheck};
+use crate::service::recheck::{self, recheck, NamedPolicy, Policies};
 use crate::service::Checker;
 use crate::store::{
     self, Action, DecisionError, DecisionOutcome, ListFilter, ListTerm, Mode, SortKey, Store,
@@ -45,6 +48,9 @@ pub struct StoreSource {
     store: Store,
     policy: Policy,
     checker: Deferred,
+    /// The built-in policies items were checked under, compiled when a rerun first needs one
+    /// (a rerun runs under the item's own policy, never simply under `policy`).
+    policies: Policies,
     key: Option<NamedKey>,
     reviewer: Option<String>,
     /// The log's chain as far as this source has checked it.
@@ -101,6 +107,7 @@ impl StoreSource {
             store,
             policy,
             checker,
+            policies: Policies::own(),
             key,
             reviewer,
             chain: None,
@@ -149,6 +156,8 @@ impl StoreSource {
             created_unix: s.created_unix(),
             report_sha256: s.report_sha256.clone(),
             policy_sha256: inspection.report.policy_sha256.clone(),
+            policy: NamedPolicy::of_report(&inspection.report).label(),
+            first_check_policy_sha256: first_check_policy(inspection),
             sources,
             summary_text: inspection.summary.text.clone(),
             summary_spans: detail::spans(inspection),
@@ -230,6 +239,15 @@ impl StoreSource {
             .find(|r| r.seq == seq)
             .ok_or_else(|| DecisionRefusal::Failed(format!("receipt \"{seq}\" is missing")))
     }
+}
+
+/// The policy digest the item's verdict receipt binds, when the current report names another
+/// (a rerun under another policy replaced it).
+fn first_check_policy(inspection: &Inspection) -> Option<String> {
+    let verdict = inspection.receipts.iter().find(|r| r.kind == "verdict")?;
+    let body = crate::audit::receipt_fields::read(&verdict.body)?;
+    let first = body.str("policy_sha256")?;
+    (first != inspection.report.policy_sha256).then(|| first.to_owned())
 }
 
 fn receipt(stored: store::StoredReceipt) -> Receipt {
@@ -431,12 +449,14 @@ impl ReviewSource for StoreSource {
 
     fn rerun(&mut self, id: &ItemId) -> anyhow::Result<RerunOutcome> {
         self.checker.wait()?;
-        let done = recheck(&self.store, self.checker.get()?, &id.0)?;
+        let done = recheck(&self.store, self.checker.get()?, &mut self.policies, &id.0)?;
         let detail = self.item(id)?;
         Ok(RerunOutcome {
             before_report: recheck::pretty(&done.before.to_value()),
             after_report: recheck::pretty(&done.after.to_value()),
             changed: done.changed(),
+            policy: done.policy.describe(),
+            policy_overridden: done.policy.overridden(),
             detail,
         })
     }
@@ -558,6 +578,7 @@ impl ReviewSource for StoreSource {
             store,
             policy: self.policy.clone(),
             checker: Deferred::Later(Box::new(self.policy.clone())),
+            policies: Policies::own(),
             key: self.key.clone(),
             reviewer: self.reviewer.clone(),
             chain: None,

@@ -27,6 +27,7 @@ use crate::agents::{self, ImportedCompaction, ImportedSummary, Limits, Runtime};
 use crate::engine::context::RenderInput;
 use crate::engine::gate::PolicySource;
 use crate::engine::pinned::PinnedManifest;
+use crate::engine::SummarizerOutput;
 use crate::json::{canonical_str, sha256_hex};
 use crate::policy::{Agents, Policy};
 use crate::store::{Mode, OpenOptions, Status, Store};
@@ -145,7 +146,7 @@ fn tool_state(
         anyhow::bail!("the session index names compaction \"{id}\" of another session");
     }
     if let Some(summary) = &latest {
-        if summary_sha256(summary) != state.summary_sha256 {
+        if !checked_summary(&store, &state, summary)? {
             return Ok(Some(
                 "the transcript's latest compaction is not the one cq checked; shell and file-changing tools are blocked until it is recorded (its SessionStart hook, or `cq import`)".to_owned(),
             ));
@@ -157,7 +158,39 @@ fn tool_state(
     })
 }
 
-/// The digest a report gives a summary (what its verdict receipt binds).
+/// Whether `summary` (the transcript's latest) is the one compaction `state` checked. The
+/// verdict receipt's summary digest says so when the report digested the runtime's text
+/// (prose mode; an unreadable summary binds none). A strict report digests only a closed
+/// schema's own summary field, and none when the runtime's prose does not parse as one, so
+/// otherwise the summary is read from the stored request, which must be the one the verified
+/// receipts bind: the gate lifts (or holds) under every mode, and an edited request only
+/// denies.
+fn checked_summary(
+    store: &Store,
+    state: &crate::store::VerifiedCompaction,
+    summary: &ImportedSummary,
+) -> anyhow::Result<bool> {
+    if summary_sha256(summary) == state.summary_sha256 {
+        return Ok(true);
+    }
+    let ImportedSummary::Text(text) = summary else {
+        return Ok(false);
+    };
+    let Some(compaction) = store.compaction(&state.compaction_id)? else {
+        return Ok(false);
+    };
+    if sha256_hex(compaction.request_json.as_bytes()) != state.request_sha256 {
+        anyhow::bail!(
+            "the stored request of compaction \"{}\" is not the one its receipts bind: run `cq audit verify`",
+            crate::sanitize::line(&state.compaction_id)
+        );
+    }
+    let request = crate::engine::GateRequest::from_json(compaction.request_json.as_bytes())
+        .map_err(|e| anyhow::anyhow!("the stored request does not parse: {e}"))?;
+    Ok(matches!(&request.summarizer, SummarizerOutput::Raw(raw) if raw == text))
+}
+
+/// The digest a prose report gives a summary (what its verdict receipt binds).
 fn summary_sha256(summary: &ImportedSummary) -> String {
     match summary {
         ImportedSummary::Text(text) => sha256_hex(canonical_str(text).as_bytes()),
@@ -243,7 +276,7 @@ fn checked_context(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<(Stri
         .report
         .failures()
         .map(|c| {
-            let reason = format!("{}: {} ({})", c.check, c.code, c.detail);
+            let reason = reason_of(env.policy, input.runtime, c);
             crate::sanitize::line(&masked(checker.scanner(), &reason))
         })
         .collect();
@@ -270,6 +303,35 @@ fn checked_context(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<(Stri
         )
     };
     Ok((context, message))
+}
+
+/// One failed check as a quarantine reason. A strict policy cannot read a runtime's prose:
+/// when the summary is not JSON at all, the reason says what the policy expects and how to
+/// fix it, instead of the parser's complaint (which `cq show` keeps). A summary that is JSON
+/// but not the schema keeps the schema's own reason.
+fn reason_of(
+    policy: &Policy,
+    runtime: Runtime,
+    check: &crate::engine::report::CheckResult,
+) -> String {
+    if check.check == "schema" && check.code == "json_invalid" && policy.compaction.mode.is_strict()
+    {
+        return format!(
+            "{}: {} (policy \"{}\" is in strict mode: it expects the summary in cq's closed JSON schema, and {} writes its compactions in prose, so every one is quarantined; set `mode = \"prose\"` under [compaction] in the policy, or use the built-in \"prose\" policy, which is what Claude Code and Codex compactions need)",
+            check.check,
+            check.code,
+            policy.name,
+            runtime_label(runtime)
+        );
+    }
+    format!("{}: {} ({})", check.check, check.code, check.detail)
+}
+
+fn runtime_label(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::ClaudeCode => "Claude Code",
+        Runtime::Codex => "Codex",
+    }
 }
 
 /// `text` with every span the scanner matches replaced by `[REDACTED:<rule>]`.

@@ -1,7 +1,10 @@
-//! Rerunning the checks on a stored compaction under the current policy: the one way a rerun
-//! happens, whether from `cq recheck` or the reviewer's `r`, so both store the same report and
-//! receipt. The store audits a rerun that changed the report ([`Store::record_rerun`]); what
-//! changed is said check by check.
+//! Rerunning the checks on a stored compaction under the policy it was checked under
+//! ([`policies`]): the one way a rerun happens, whether from `cq recheck` or the reviewer's
+//! `r`, so both store the same report and receipt, and both say which policy it ran under.
+//! The store audits a rerun that changed the report ([`Store::record_rerun`]); what changed
+//! is said check by check.
+
+pub mod policies;
 
 use anyhow::Context;
 
@@ -12,6 +15,8 @@ use crate::store::{ListFilter, ReportChange, SortKey, Status, Store};
 
 use super::checker::Checker;
 use super::record::new_report;
+
+pub use policies::{NamedPolicy, Pick, Policies, PolicyNeeded, RerunPolicy};
 
 /// Quarantined compactions read per page by [`quarantined_ids`].
 const PAGE: u64 = 500;
@@ -25,6 +30,8 @@ pub struct Recheck {
     /// The fresh report.
     pub after: SealedReport,
     pub change: ReportChange,
+    /// The policy it ran under.
+    pub policy: RerunPolicy,
 }
 
 impl Recheck {
@@ -60,35 +67,49 @@ pub fn current_report(store: &Store, id: &str) -> anyhow::Result<SealedReport> {
     Ok(report)
 }
 
-/// What a rerun starts from: the stored request and the report current before it.
+/// What a rerun starts from: the stored request, the report current before it, and the
+/// policy it runs under.
 #[derive(Debug, Clone)]
 pub struct Pending {
     pub id: String,
     pub request: GateRequest,
     pub before: SealedReport,
+    pub pick: Pick,
+    pub policy: RerunPolicy,
 }
 
-/// Reads what rerunning compaction `id` needs.
-pub fn prepare(store: &Store, id: &str) -> anyhow::Result<Pending> {
+/// Reads what rerunning compaction `id` needs and picks its policy: [`PolicyNeeded`] when the
+/// policy it was checked under is not at hand.
+pub fn prepare(
+    store: &Store,
+    given: &Checker,
+    policies: &mut Policies,
+    id: &str,
+) -> anyhow::Result<Pending> {
     let compaction = store
         .compaction(id)?
         .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
     let before = current_report(store, id)?;
+    let (pick, policy) = policies.pick(given, id, &before)?;
     let request = GateRequest::from_json(compaction.request_json.as_bytes())
         .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"))?;
     Ok(Pending {
         id: id.to_owned(),
         request,
         before,
+        pick,
+        policy,
     })
 }
 
 /// Runs the checks on a prepared rerun (no store access: bulk reruns do this on many threads).
 pub fn run(
-    checker: &Checker,
+    policies: &Policies,
+    given: &Checker,
     pending: &Pending,
 ) -> anyhow::Result<crate::engine::gate::GateOutcome> {
-    checker
+    policies
+        .checker(given, pending.pick)?
         .check(&pending.request)
         .with_context(|| format!("while rechecking \"{}\"", pending.id))
 }
@@ -96,11 +117,13 @@ pub fn run(
 /// Stores a rerun's report; what it changed.
 pub fn finish(
     store: &Store,
-    checker: &Checker,
+    policies: &Policies,
+    given: &Checker,
     pending: Pending,
     outcome: crate::engine::gate::GateOutcome,
 ) -> anyhow::Result<Recheck> {
     let id = pending.id;
+    let checker = policies.checker(given, pending.pick)?;
     let report = new_report(
         &outcome.report,
         outcome.summary_text.as_deref(),
@@ -114,14 +137,21 @@ pub fn finish(
         before: pending.before,
         after: outcome.report,
         change,
+        policy: pending.policy,
     })
 }
 
-/// Reruns the checks on compaction `id` and stores the new report.
-pub fn recheck(store: &Store, checker: &Checker, id: &str) -> anyhow::Result<Recheck> {
-    let pending = prepare(store, id)?;
-    let outcome = run(checker, &pending)?;
-    finish(store, checker, pending, outcome)
+/// Reruns the checks on compaction `id` under the policy it was checked under (or the given
+/// one, when `policies` overrides) and stores the new report.
+pub fn recheck(
+    store: &Store,
+    given: &Checker,
+    policies: &mut Policies,
+    id: &str,
+) -> anyhow::Result<Recheck> {
+    let pending = prepare(store, given, policies, id)?;
+    let outcome = run(policies, given, &pending)?;
+    finish(store, policies, given, pending, outcome)
 }
 
 /// Every quarantined compaction id, oldest first, read page by page.

@@ -284,7 +284,7 @@ impl Session {
 }
 
 /// Runs `command`, which must exit 0: its stdout.
-fn succeeded(mut command: Command) -> String {
+pub fn succeeded(mut command: Command) -> String {
     let out = command.output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(

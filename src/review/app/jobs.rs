@@ -110,13 +110,14 @@ impl App {
         let message = match (result, current) {
             (Ok(outcome), Some(detail)) => {
                 let changed = outcome.changed;
+                let policy = outcome.policy.clone();
                 detail.before_rerun = detail.item.take();
                 detail.item = Some(Arc::new(outcome.detail.clone()));
                 detail.rerun = RerunState::Done(Arc::new(outcome));
                 Ok(if changed {
-                    format!("rerun {id}: the report changed (d then tab: report diff)")
+                    format!("rerun {id}: the report changed (d then tab: report diff), {policy}")
                 } else {
-                    format!("rerun {id}: the report is unchanged")
+                    format!("rerun {id}: the report is unchanged, {policy}")
                 })
             }
             (Ok(outcome), None) => Ok(format!(

@@ -115,6 +115,8 @@ pub(super) fn build_item(n: usize) -> ItemDetail {
     let mut item = ItemDetail {
         report_sha256: sha256_hex(&format!("report-{id}")),
         policy_sha256: sha256_hex("policy-v3"),
+        policy: "\"default\" policy-v3 (strict mode)".into(),
+        first_check_policy_sha256: None,
         id,
         tenant: tenant.into(),
         task: task.into(),

@@ -30,6 +30,14 @@ pub(super) fn title_line(app: &App, detail: &DetailState, theme: &Theme) -> Line
         return Line::from(spans);
     };
     let sep = || Span::styled(" · ", theme.style(Role::Dim));
+    // Rare, and it changes what every check means: before the long tenant and task.
+    if item.first_check_policy_sha256.is_some() {
+        spans.push(Span::styled(
+            "⚠ report under another policy than its check",
+            theme.style(Role::Warning),
+        ));
+        spans.push(sep());
+    }
     spans.extend(text::untrusted_inline(
         &item.tenant,
         Style::default(),
@@ -68,6 +76,10 @@ pub(super) fn title_line(app: &App, detail: &DetailState, theme: &Theme) -> Line
         RerunState::Idle => None,
         RerunState::Running { .. } => Some((
             format!("{} rerunning checks…", super::spinner(app)),
+            Role::Warning,
+        )),
+        RerunState::Done(o) if o.policy_overridden => Some((
+            "rerun under ANOTHER policy than its check's".into(),
             Role::Warning,
         )),
         RerunState::Done(o) if o.changed => Some(("rerun: report changed".into(), Role::Warning)),

@@ -188,15 +188,57 @@ fn claims_diff(item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
+/// The policy of the item's current report, and a warning when it is not the policy of its
+/// first check.
+fn report_policy(item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = vec![Line::from(text::untrusted_inline(
+        &format!("current report under policy {}", item.policy),
+        theme.style(Role::Dim),
+        theme,
+    ))];
+    if let Some(first) = &item.first_check_policy_sha256 {
+        out.push(Line::from(text::untrusted_inline(
+            &format!(
+                "⚠ a rerun under another policy replaced its report: its first check was under policy sha256 {}",
+                first.get(..16).unwrap_or(first)
+            ),
+            theme.style(Role::Warning),
+            theme,
+        )));
+    }
+    out
+}
+
 /// The report before the rerun against after it, changed checks first.
 fn report_diff(app: &App, item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = report_policy(item, theme);
+    out.extend(rerun_diff(app, item, theme));
+    out
+}
+
+/// The last rerun of the open item: which policy it ran under, then what changed.
+fn rerun_diff(app: &App, item: &ItemDetail, theme: &Theme) -> Vec<Line<'static>> {
     let dim = theme.style(Role::Dim);
     match app.detail.as_ref().map(|d| (&d.rerun, &d.before_rerun)) {
         Some((RerunState::Done(outcome), before)) => {
-            let mut out = before
-                .as_deref()
-                .map(|b| changed_first(b, item, theme))
-                .unwrap_or_default();
+            // Which policy the rerun used comes first: a rerun under another policy than the
+            // item's own is a different check, and says so in the warning style.
+            let role = if outcome.policy_overridden {
+                Role::Warning
+            } else {
+                Role::Dim
+            };
+            let mut out = vec![Line::from(text::untrusted_inline(
+                &format!("rerun {}", outcome.policy),
+                theme.style(role),
+                theme,
+            ))];
+            out.extend(
+                before
+                    .as_deref()
+                    .map(|b| changed_first(b, item, theme))
+                    .unwrap_or_default(),
+            );
             out.push(Line::styled(
                 if outcome.changed {
                     "- report before the rerun   + report after (changed)"
