@@ -61,10 +61,7 @@ fn phrases(phrases: &[String]) -> Option<LazyRegex> {
 fn says(phrases: Option<&LazyRegex>, text: &str) -> Option<bool> {
     match phrases {
         None => Some(false),
-        Some(phrases) => phrases
-            .for_haystack(text)
-            .ok()
-            .map(|r| r.is_some_and(|r| r.is_match(text))),
+        Some(phrases) => phrases.get().ok().map(|r| r.is_match(text)),
     }
 }
 
@@ -215,9 +212,8 @@ impl AuthorityChecker {
             }
         };
         for marker in &self.markers {
-            let marker = match marker.for_haystack(text) {
-                Ok(Some(marker)) => marker,
-                Ok(None) => continue,
+            let marker = match marker.get() {
+                Ok(marker) => marker,
                 Err(why) => {
                     push(broken("role marker", marker.pattern(), why, 0), findings);
                     continue;
@@ -235,9 +231,8 @@ impl AuthorityChecker {
             }
         }
         for claim in &self.claims {
-            let claim = match claim.for_haystack(text) {
-                Ok(Some(claim)) => claim,
-                Ok(None) => continue,
+            let claim = match claim.get() {
+                Ok(claim) => claim,
                 Err(why) => {
                     push(broken("claim", claim.pattern(), why, 0), findings);
                     continue;

@@ -24,8 +24,6 @@ use std::sync::OnceLock;
 use regex_automata::util::syntax;
 use regex_automata::{meta, Input, Match};
 
-mod required;
-
 /// How many bytes a pattern searches on its NFA engines before it builds the fast ones: about
 /// where the search time those save exceeds what building them costs (callgrind, the default
 /// policy's authority and conflict patterns).
@@ -55,8 +53,6 @@ impl RegexOptions {
 pub struct LazyRegex {
     pattern: String,
     options: RegexOptions,
-    /// What every match contains ([`required`]), read from the parsed pattern.
-    required: OnceLock<Result<Vec<required::Lits>, String>>,
     compiled: OnceLock<Result<Regex, String>>,
 }
 
@@ -65,29 +61,7 @@ impl LazyRegex {
         LazyRegex {
             pattern: pattern.into(),
             options,
-            required: OnceLock::new(),
             compiled: OnceLock::new(),
-        }
-    }
-
-    /// The regex to search `haystack` with, compiled now if it was not; `Ok(None)`, compiling
-    /// nothing, when `haystack` lacks a string every match of the pattern contains (so the
-    /// pattern matches nowhere in it); `Err` with the reason when the pattern does not parse
-    /// or compile.
-    pub fn for_haystack(&self, haystack: &str) -> Result<Option<&Regex>, &str> {
-        let required = self
-            .required
-            .get_or_init(|| {
-                syntax::parse_with(&self.pattern, &syntax_config(self.options))
-                    .map(|hir| required::required(&hir))
-                    .map_err(|e| explain(&self.pattern, self.options, &e.to_string()))
-            })
-            .as_ref()
-            .map_err(String::as_str)?;
-        if required::holds_all(haystack.as_bytes(), required) {
-            self.get().map(Some)
-        } else {
-            Ok(None)
         }
     }
 
@@ -199,19 +173,15 @@ fn build_meta(pattern: &str, o: RegexOptions, engines: Engines) -> Result<meta::
         .auto_prefilter(fast)
         .hybrid(fast)
         .dfa(false);
-    meta::Builder::new()
-        .configure(config)
-        .syntax(syntax_config(o))
-        .build(pattern)
-        .map_err(|e| e.to_string())
-}
-
-/// The syntax options `o` parse a pattern with (for every engine, and for [`required`]).
-fn syntax_config(o: RegexOptions) -> syntax::Config {
-    syntax::Config::new()
+    let syntax = syntax::Config::new()
         .case_insensitive(o.case_insensitive)
         .multi_line(o.multi_line)
-        .utf8(true)
+        .utf8(true);
+    meta::Builder::new()
+        .configure(config)
+        .syntax(syntax)
+        .build(pattern)
+        .map_err(|e| e.to_string())
 }
 
 /// Why `pattern` does not compile, as the `regex` crate says it (what is wrong and where; the

@@ -11,7 +11,7 @@ use crate::policy::grammar::ConflictPattern;
 
 use regex_automata::Input;
 
-use super::super::lazy_regex::{LazyRegex, RegexOptions};
+use super::super::lazy_regex::{self, RegexOptions};
 use super::super::pytext::{self, Normalized};
 use super::super::verifier::VerifierError;
 use super::super::words::SplitView;
@@ -30,12 +30,12 @@ pub(super) struct Conflict {
 /// prefilter.
 enum Matcher {
     Plain {
-        regex: LazyRegex,
+        regex: lazy_regex::Regex,
         not_after: Vec<String>,
     },
     /// The exact pattern compiles only once its prefilter matches something.
     Fancy {
-        prefilter: LazyRegex,
+        prefilter: lazy_regex::Regex,
         exact: OnceLock<Result<fancy_regex::Regex, String>>,
     },
 }
@@ -91,18 +91,18 @@ impl Matcher {
             id: id.to_owned(),
             reason,
         };
-        // Compiled only for a text holding what every match contains (see `LazyRegex`).
-        let build = |pattern: &str| LazyRegex::new(pattern, RegexOptions::sized(16 << 20));
+        let build =
+            |pattern: &str| lazy_regex::build(pattern, RegexOptions::sized(16 << 20)).map_err(&bad);
         let (not_after, rest) = leading_negative_literals(pattern);
         let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
         Ok(if stripped == rest {
             Matcher::Plain {
-                regex: build(rest),
+                regex: build(rest)?,
                 not_after,
             }
         } else {
             Matcher::Fancy {
-                prefilter: build(&pytext::strip_lookarounds(pattern).map_err(&bad)?),
+                prefilter: build(&pytext::strip_lookarounds(pattern).map_err(&bad)?)?,
                 exact: OnceLock::new(),
             }
         })
@@ -129,9 +129,8 @@ impl Conflict {
     /// Compiles the pattern now: why it does not compile, if it does not.
     pub fn compile_now(&self) -> Result<(), GrammarError> {
         match self.matcher().map_err(Clone::clone)? {
-            Matcher::Plain { regex, .. } => regex.compile_now().map_err(|e| self.bad(&e)),
-            Matcher::Fancy { prefilter, exact } => {
-                prefilter.compile_now().map_err(|e| self.bad(&e))?;
+            Matcher::Plain { .. } => Ok(()),
+            Matcher::Fancy { exact, .. } => {
                 self.exact(exact)
                     .map(|_| ())
                     .map_err(|reason| GrammarError::Pattern {
@@ -139,14 +138,6 @@ impl Conflict {
                         reason: reason.to_owned(),
                     })
             }
-        }
-    }
-
-    /// The pattern does not compile, and why.
-    fn bad(&self, reason: &str) -> GrammarError {
-        GrammarError::Pattern {
-            id: self.id.clone(),
-            reason: reason.to_owned(),
         }
     }
 
@@ -180,11 +171,6 @@ impl Conflict {
         let matcher = self.matcher().map_err(|e| VerifierError(e.to_string()))?;
         match matcher {
             Matcher::Plain { regex, not_after } => {
-                let regex = match regex.for_haystack(normalized) {
-                    Ok(Some(regex)) => regex,
-                    Ok(None) => return Ok(None),
-                    Err(e) => return Err(VerifierError(self.bad(e).to_string())),
-                };
                 let mut start = 0;
                 while let Some(found) = regex.search(&Input::new(normalized).range(start..)) {
                     if !not_after
@@ -201,10 +187,8 @@ impl Conflict {
                 Ok(None)
             }
             Matcher::Fancy { prefilter, exact } => {
-                match prefilter.for_haystack(normalized) {
-                    Ok(Some(prefilter)) if prefilter.is_match(normalized) => {}
-                    Ok(_) => return Ok(None),
-                    Err(e) => return Err(VerifierError(self.bad(e).to_string())),
+                if !prefilter.is_match(normalized) {
+                    return Ok(None);
                 }
                 self.exact(exact)
                     .map_err(|e| {
