@@ -11,7 +11,10 @@ use cq::cli::Command;
 use cq::commands::{warn, Exit, Output};
 
 /// The gate builds and frees many small strings per call, which the system allocator showed as
-/// a sixth of its profile; `cargo bench --bench gate` measures with this allocator too.
+/// a sixth of its profile; `cargo bench --bench gate` measures with this allocator too. It is
+/// built without transparent huge pages (`no_thp` in Cargo.toml): with them its arena faulted
+/// in 2 MiB at a time, half of every short process's resident set, and a bulk scan was no
+/// faster for them.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -10,7 +10,7 @@ pub mod prose;
 
 pub use load::{check_pinned, PolicyError, BUILTIN};
 pub use model::{
-    Authority, Compaction, PinnedConstraint, Policy, ReasonCode, RecordSetSpec, RecordSpec, Review,
-    ScanPolicy,
+    Agents, Authority, Compaction, PinnedConstraint, Policy, ReasonCode, RecordSetSpec, RecordSpec,
+    Review, ScanPolicy,
 };
 pub use prose::{Mode, Prose};

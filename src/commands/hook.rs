@@ -10,11 +10,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::agents::hooks::{parse_hook_input, MAX_HOOK_INPUT_BYTES};
+use crate::agents::hooks::{parse_hook_input, HookEvent, MAX_HOOK_INPUT_BYTES};
 use crate::agents::settings::{self, HookInstall, Scope};
 use crate::agents::Runtime;
 use crate::cli::{HookCommand, HookInstallArgs, HookRunArgs, PolicyArgs};
-use crate::service::hooks::{answer, HookEnv};
+use crate::service::hooks::{answer, pre_tool_use, HookEnv};
 
 use super::import::runtime;
 use super::{policy, store, Exit, Output};
@@ -35,14 +35,27 @@ fn respond(runtime: Runtime, args: &HookRunArgs, out: &mut Output) -> anyhow::Re
         .read_to_end(&mut bytes)
         .context("while reading the hook payload from standard input")?;
     let input = parse_hook_input(runtime, &bytes)?;
-    let policy = policy::resolve(&PolicyArgs::from(&args.policy))?;
+    let choice = PolicyArgs::from(&args.policy);
     let store_path = store::path(&args.store)?;
-    let env = HookEnv {
-        store_path: &store_path,
-        store_key: args.store.store_key.clone(),
-        policy: &policy,
+    let reply = match &input.event {
+        // Every tool call: the policy's `[agents]` table is all it reads of the policy.
+        HookEvent::PreToolUse { tool_name, .. } => pre_tool_use(
+            &input,
+            tool_name,
+            &policy::agents(&choice)?,
+            &store_path,
+            args.store.store_key.as_deref(),
+        ),
+        _ => answer(
+            &input,
+            &HookEnv {
+                store_path: &store_path,
+                store_key: args.store.store_key.clone(),
+                policy: &policy::resolve(&choice)?,
+            },
+        ),
     };
-    writeln!(out, "{}", answer(&input, &env))?;
+    writeln!(out, "{reply}")?;
     Ok(Exit::Success)
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::cli::PolicyArgs;
 use crate::engine::PolicyEngine;
-use crate::policy::Policy;
+use crate::policy::{Agents, Policy};
 use crate::service::policy::{self, PolicyChoice};
 
 use super::{warn, Exit, Output};
@@ -28,6 +28,16 @@ pub fn resolve(args: &PolicyArgs) -> anyhow::Result<Policy> {
         warn(warning);
     }
     Ok(resolved.policy)
+}
+
+/// The `[agents]` table of the policy the flags name (see [`policy::agents`]); warns as
+/// [`resolve`] does.
+pub fn agents(args: &PolicyArgs) -> anyhow::Result<Agents> {
+    let (agents, warning) = policy::agents(&choice(args))?;
+    if let Some(warning) = &warning {
+        warn(warning);
+    }
+    Ok(agents)
 }
 
 pub fn sign(key: &Path, file: &Path, out: &mut Output) -> anyhow::Result<Exit> {

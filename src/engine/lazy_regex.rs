@@ -1,22 +1,33 @@
-//! A policy pattern compiled on first use. A process that checks one request reaches only
-//! some of the policy's patterns (approval phrases only once a claim of user authority is
-//! found, a slot type's pattern only once a template slot of that type is tried), and
-//! compiling Unicode-aware patterns is most of what starting costs; so each pattern keeps its
-//! text and options and compiles the first time it is asked for, once per process, for every
-//! thread. A pattern that does not compile gives the same error every time it is asked for,
-//! and the caller fails closed on it; [`LazyRegex::compile_now`] surfaces that error early
-//! for a policy that is validated when it loads.
+//! A policy pattern compiled on first use, and compiled first on the engines that are cheap
+//! to build. A process that checks one request reaches only some of the policy's patterns
+//! (approval phrases only once a claim of user authority is found, a slot type's pattern only
+//! once a template slot of that type is tried), and compiling Unicode-aware patterns is most of
+//! what starting costs; so each pattern keeps its text and options and compiles the first time
+//! it is asked for, once per process, for every thread. A pattern that does not compile gives
+//! the same error every time it is asked for, and the caller fails closed on it;
+//! [`LazyRegex::compile_now`] surfaces that error early for a policy that is validated when it
+//! loads.
 //!
 //! The regex is the `regex` crate's engine (`regex_automata::meta`) configured exactly as
-//! `regex::RegexBuilder` configures it, less the full DFA: with `fancy-regex` in the build,
-//! the meta engine tries to determinize every small pattern up front, which was about a fifth
-//! of compiling the default policy (callgrind) and buys nothing for a few short texts per
-//! process. Which engine runs never changes a match.
+//! `regex::RegexBuilder` configures it, less the full DFA (with `fancy-regex` in the build, the
+//! meta engine tries to determinize every small pattern up front, which buys nothing for a few
+//! short texts per process). A [`Regex`] starts on the NFA engines alone (no literal
+//! prefilter, no lazy DFA and its reverse NFA), which cost about a third as much to build and
+//! are as fast on the few kilobytes one check searches; once a pattern has searched
+//! [`WARM_BYTES`] (a bulk run, a long text) it builds the fast engines and uses them from then
+//! on. Which engine runs never changes a match: every one is the same regex under the same
+//! match semantics.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use regex_automata::meta;
 use regex_automata::util::syntax;
+use regex_automata::{meta, Input, Match};
+
+/// How many bytes a pattern searches on its NFA engines before it builds the fast ones: about
+/// where the search time those save exceeds what building them costs (callgrind, the default
+/// policy's authority and conflict patterns).
+pub const WARM_BYTES: usize = 8 << 10;
 
 /// The builder options a pattern compiles with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +53,7 @@ impl RegexOptions {
 pub struct LazyRegex {
     pattern: String,
     options: RegexOptions,
-    compiled: OnceLock<Result<meta::Regex, String>>,
+    compiled: OnceLock<Result<Regex, String>>,
 }
 
 impl LazyRegex {
@@ -59,27 +70,108 @@ impl LazyRegex {
     }
 
     /// The compiled regex, or why the pattern does not compile.
-    pub fn get(&self) -> Result<&meta::Regex, &str> {
+    pub fn get(&self) -> Result<&Regex, &str> {
         self.compiled
             .get_or_init(|| build(&self.pattern, self.options))
             .as_ref()
             .map_err(String::as_str)
     }
 
-    /// Compiles the pattern now: `Err` with the reason when it does not compile.
+    /// Compiles the pattern now, on every engine it may run on: `Err` with the reason when it
+    /// does not compile.
     pub fn compile_now(&self) -> Result<(), String> {
-        self.get().map(|_| ()).map_err(str::to_owned)
+        self.get()
+            .map_err(str::to_owned)
+            .and_then(|regex| regex.compile_fast())
     }
 }
 
-/// `pattern` compiled now, as [`LazyRegex`] compiles it (also for patterns a request brings,
-/// which compile for every request that carries them).
-pub fn build(pattern: &str, o: RegexOptions) -> Result<meta::Regex, String> {
+/// A compiled pattern: its NFA engines at once, its fast engines once it has searched enough
+/// (see the module docs). It answers as `meta::Regex` does.
+#[derive(Debug)]
+pub struct Regex {
+    pattern: String,
+    options: RegexOptions,
+    cheap: meta::Regex,
+    fast: OnceLock<Result<meta::Regex, String>>,
+    searched: AtomicUsize,
+}
+
+impl Clone for Regex {
+    fn clone(&self) -> Regex {
+        Regex {
+            pattern: self.pattern.clone(),
+            options: self.options,
+            cheap: self.cheap.clone(),
+            fast: self.fast.clone(),
+            searched: AtomicUsize::new(self.searched.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Regex {
+    /// The engine to search `len` more bytes with.
+    fn engine(&self, len: usize) -> &meta::Regex {
+        let before = self.searched.fetch_add(len, Ordering::Relaxed);
+        if before.saturating_add(len) <= WARM_BYTES {
+            return &self.cheap;
+        }
+        // The fast engines match exactly as the NFA ones do; should they not build (a reverse
+        // NFA over its size limit), the NFA engines keep answering.
+        self.fast
+            .get_or_init(|| build_meta(&self.pattern, self.options, Engines::Fast))
+            .as_ref()
+            .unwrap_or(&self.cheap)
+    }
+
+    /// Builds the fast engines now: why they do not build, if they do not.
+    fn compile_fast(&self) -> Result<(), String> {
+        self.fast
+            .get_or_init(|| build_meta(&self.pattern, self.options, Engines::Fast))
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| explain(&self.pattern, self.options, e))
+    }
+
+    pub fn is_match(&self, haystack: &str) -> bool {
+        self.engine(haystack.len()).is_match(haystack)
+    }
+
+    pub fn find(&self, haystack: &str) -> Option<Match> {
+        self.engine(haystack.len()).find(haystack)
+    }
+
+    pub fn search(&self, input: &Input<'_>) -> Option<Match> {
+        self.engine(input.get_span().len()).search(input)
+    }
+
+    pub fn find_iter<'r, 'h>(&'r self, haystack: &'h str) -> meta::FindMatches<'r, 'h> {
+        self.engine(haystack.len()).find_iter(haystack)
+    }
+
+    pub fn captures_iter<'r, 'h>(&'r self, haystack: &'h str) -> meta::CapturesMatches<'r, 'h> {
+        self.engine(haystack.len()).captures_iter(haystack)
+    }
+}
+
+/// Which of the meta engine's engines a build includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Engines {
+    /// The PikeVM, the bounded backtracker and the one-pass DFA.
+    Nfa,
+    /// Those, the literal prefilters and the lazy DFA (forward and reverse).
+    Fast,
+}
+
+fn build_meta(pattern: &str, o: RegexOptions, engines: Engines) -> Result<meta::Regex, String> {
+    let fast = engines == Engines::Fast;
     let config = meta::Config::new()
         .nfa_size_limit(Some(o.size_limit))
         .hybrid_cache_capacity(2 << 20)
         .match_kind(regex_automata::MatchKind::LeftmostFirst)
         .utf8_empty(true)
+        .auto_prefilter(fast)
+        .hybrid(fast)
         .dfa(false);
     let syntax = syntax::Config::new()
         .case_insensitive(o.case_insensitive)
@@ -89,21 +181,44 @@ pub fn build(pattern: &str, o: RegexOptions) -> Result<meta::Regex, String> {
         .configure(config)
         .syntax(syntax)
         .build(pattern)
-        .map_err(|e| {
-            // The `regex` crate says what is wrong and where; the meta error does not.
-            regex::RegexBuilder::new(pattern)
-                .case_insensitive(o.case_insensitive)
-                .multi_line(o.multi_line)
-                .size_limit(o.size_limit)
-                .build()
-                .err()
-                .map_or_else(|| e.to_string(), |e| e.to_string())
-        })
+        .map_err(|e| e.to_string())
+}
+
+/// Why `pattern` does not compile, as the `regex` crate says it (what is wrong and where; the
+/// meta error does not say), or `meta_error` when the `regex` crate compiles it.
+fn explain(pattern: &str, o: RegexOptions, meta_error: &str) -> String {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(o.case_insensitive)
+        .multi_line(o.multi_line)
+        .size_limit(o.size_limit)
+        .build()
+        .err()
+        .map_or_else(|| meta_error.to_owned(), |e| e.to_string())
+}
+
+/// `pattern` compiled now, as [`LazyRegex`] compiles it (also for patterns a request brings,
+/// which compile for every request that carries them).
+pub fn build(pattern: &str, o: RegexOptions) -> Result<Regex, String> {
+    let cheap = build_meta(pattern, o, Engines::Nfa).map_err(|e| explain(pattern, o, &e))?;
+    Ok(Regex {
+        pattern: pattern.to_owned(),
+        options: o,
+        cheap,
+        fast: OnceLock::new(),
+        searched: AtomicUsize::new(0),
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{LazyRegex, RegexOptions};
+    use super::{build, LazyRegex, RegexOptions, WARM_BYTES};
+
+    /// The options the authority rules compile with.
+    const AUTHORITY: RegexOptions = RegexOptions {
+        case_insensitive: true,
+        multi_line: true,
+        size_limit: 4 << 20,
+    };
 
     #[test]
     fn a_pattern_compiles_once_and_answers_with_its_options() {
@@ -121,11 +236,7 @@ mod tests {
 
     #[test]
     fn a_pattern_matches_where_the_regex_crate_matches() {
-        let options = RegexOptions {
-            case_insensitive: true,
-            multi_line: true,
-            size_limit: 4 << 20,
-        };
+        let options = AUTHORITY;
         let pattern = r"(?m)^\s*(?:system|developer)\s*:|\b(?P<role>user|admin)\s+approved\b";
         let lazy = LazyRegex::new(pattern, options);
         let regex = regex::RegexBuilder::new(pattern)
@@ -160,5 +271,44 @@ mod tests {
         assert!(lazy.get().is_err());
         assert!(lazy.get().is_err());
         assert!(lazy.compile_now().is_err());
+    }
+
+    #[test]
+    fn a_pattern_matches_the_same_before_and_after_it_builds_its_fast_engines() {
+        let options = AUTHORITY;
+        let pattern = r"\b(?P<role>user|admin)\s+(?:approved|allowed)\s+(?P<action>[^.\n]*)";
+        let regex = build(pattern, options).expect("the pattern compiles");
+        let text = "The USER approved pushing to main. Admin allowed it. ſystem: none.\n";
+        let spans = |r: &super::Regex| -> Vec<_> {
+            r.captures_iter(text)
+                .map(|c| {
+                    (
+                        c.get_match().map(|m| m.range()),
+                        c.get_group_by_name("action"),
+                    )
+                })
+                .map(|(m, a)| (m, a.map(|a| a.range())))
+                .collect()
+        };
+        let cold = spans(&regex);
+        assert_eq!(cold.len(), 2);
+        // A long search warms it up; from then on the fast engines answer, the same way.
+        let long = text.repeat(WARM_BYTES / text.len() + 1);
+        assert_eq!(
+            regex.find_iter(&long).count(),
+            2 * (WARM_BYTES / text.len() + 1)
+        );
+        assert!(regex.fast.get().is_some_and(Result::is_ok));
+        assert_eq!(spans(&regex), cold);
+        assert_eq!(regex.find(text).map(|m| m.range()), Some(4..33));
+    }
+
+    #[test]
+    fn compiling_a_pattern_now_builds_every_engine_it_may_run_on() {
+        let lazy = LazyRegex::new(r"\bgo ahead\b", RegexOptions::sized(1 << 20));
+        assert!(lazy.compile_now().is_ok());
+        assert!(lazy
+            .get()
+            .is_ok_and(|r| r.fast.get().is_some_and(Result::is_ok)));
     }
 }

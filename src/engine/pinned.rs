@@ -42,7 +42,7 @@ const PATTERN: RegexOptions = RegexOptions {
 pub struct Pinned {
     pub constraint: PinnedConstraint,
     pub record_sha256: String,
-    patterns: Vec<regex_automata::meta::Regex>,
+    patterns: Vec<lazy_regex::Regex>,
 }
 
 /// The isolated constraints, in request order after the policy's defaults.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::json::{self, Value};
 
-use super::model::Policy;
+use super::model::{Agents, Policy};
 
 /// The built-in policies, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -19,6 +19,33 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("prose", include_str!("../../assets/policies/prose.toml")),
 ];
+
+fn builtin_text(name: &str) -> Result<&'static str, PolicyError> {
+    BUILTIN
+        .iter()
+        .find(|(builtin, _)| *builtin == name)
+        .map(|(_, text)| *text)
+        .ok_or_else(|| PolicyError::UnknownBuiltin(name.to_owned()))
+}
+
+/// The lines of `text` from its `[agents]` header to the next table header (nothing when it
+/// has none).
+fn agents_table(text: &str) -> &str {
+    let Some(start) = text
+        .match_indices("[agents]")
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || text[..at].ends_with('\n'))
+    else {
+        return "";
+    };
+    let rest = &text[start..];
+    let end = rest
+        .match_indices("\n[")
+        .map(|(at, _)| at + 1)
+        .next()
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
@@ -45,11 +72,25 @@ impl Policy {
     }
 
     pub fn builtin(name: &str) -> Result<Policy, PolicyError> {
-        let (_, text) = BUILTIN
-            .iter()
-            .find(|(builtin, _)| *builtin == name)
-            .ok_or_else(|| PolicyError::UnknownBuiltin(name.to_owned()))?;
-        Policy::from_toml(text, &format!("builtin:{name}"))
+        Policy::from_toml(builtin_text(name)?, &format!("builtin:{name}"))
+    }
+
+    /// The `[agents]` table of the built-in policy `name`, read without parsing the rest of
+    /// it: all a `PreToolUse` hook needs, on every tool call, of a policy that is part of the
+    /// binary. `tests/policy.rs` holds it equal to `Policy::builtin(name)?.agents` for every
+    /// built-in.
+    pub fn builtin_agents(name: &str) -> Result<Agents, PolicyError> {
+        #[derive(serde::Deserialize)]
+        struct AgentsOnly {
+            #[serde(default)]
+            agents: Agents,
+        }
+        let only: AgentsOnly =
+            toml::from_str(agents_table(builtin_text(name)?)).map_err(|e| PolicyError::Syntax {
+                origin: format!("builtin:{name}"),
+                reason: e.to_string(),
+            })?;
+        Ok(only.agents)
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -231,5 +272,36 @@ fn toml_to_json(value: &toml::Value) -> Value {
         toml::Value::Table(table) => {
             json::object(table.iter().map(|(k, v)| (k.as_str(), toml_to_json(v))))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{agents_table, Policy, BUILTIN};
+
+    #[test]
+    fn a_builtin_agents_table_read_alone_is_the_one_the_whole_policy_has() {
+        for (name, _) in BUILTIN {
+            let whole = Policy::builtin(name).map(|p| p.agents);
+            let alone = Policy::builtin_agents(name);
+            assert!(
+                matches!((&whole, &alone), (Ok(w), Ok(a)) if w == a),
+                "{name}: {whole:?} {alone:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_agents_table_ends_at_the_next_table_header() {
+        let text = "name = \"x\"\n[agents]\nguarded_tools = [\n  \"Bash\",\n]\n[scan]\nx = 1\n";
+        assert_eq!(
+            agents_table(text),
+            "[agents]\nguarded_tools = [\n  \"Bash\",\n]\n"
+        );
+        assert_eq!(agents_table("a = \"[agents]\"\n[scan]\n"), "");
+        assert_eq!(
+            agents_table("[agents]\nblock_compaction = true"),
+            "[agents]\nblock_compaction = true"
+        );
     }
 }

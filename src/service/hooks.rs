@@ -29,7 +29,7 @@ use crate::engine::gate::PolicySource;
 use crate::engine::pinned::PinnedManifest;
 use crate::engine::SummarizerOutput;
 use crate::json::{canonical_str, sha256_hex};
-use crate::policy::Policy;
+use crate::policy::{Agents, Policy};
 use crate::store::{Mode, OpenOptions, Status, Store};
 
 use super::agents::{request_for, PinTracker};
@@ -52,7 +52,13 @@ pub const QUARANTINE_NOTICE: &str = "cq QUARANTINED the summary of the conversat
 /// The JSON to print for `input`.
 pub fn answer(input: &HookInput, env: &HookEnv<'_>) -> String {
     match &input.event {
-        HookEvent::PreToolUse { tool_name, .. } => pre_tool_use(input, tool_name, env),
+        HookEvent::PreToolUse { tool_name, .. } => pre_tool_use(
+            input,
+            tool_name,
+            &env.policy.agents,
+            env.store_path,
+            env.store_key.as_deref(),
+        ),
         HookEvent::SessionStart { source } if source == "compact" => {
             after_compaction(input, env, true)
         }
@@ -62,12 +68,12 @@ pub fn answer(input: &HookInput, env: &HookEnv<'_>) -> String {
     }
 }
 
-fn open(env: &HookEnv<'_>, mode: Mode) -> anyhow::Result<Store> {
+fn open(path: &Path, store_key: Option<&str>, mode: Mode) -> anyhow::Result<Store> {
     Ok(Store::open_with(
-        env.store_path,
+        path,
         &OpenOptions {
             mode,
-            store_key: env.store_key.clone(),
+            store_key: store_key.map(str::to_owned),
         },
     )?)
 }
@@ -80,8 +86,8 @@ fn task_of(input: &HookInput) -> String {
     }
 }
 
-fn guarded(runtime: Runtime, policy: &Policy, tool: &str) -> bool {
-    let named = &policy.agents.guarded_tools;
+fn guarded(runtime: Runtime, agents: &Agents, tool: &str) -> bool {
+    let named = &agents.guarded_tools;
     if named.is_empty() {
         tool_matches(default_guarded_tools(runtime), tool)
     } else {
@@ -89,11 +95,19 @@ fn guarded(runtime: Runtime, policy: &Policy, tool: &str) -> bool {
     }
 }
 
-fn pre_tool_use(input: &HookInput, tool: &str, env: &HookEnv<'_>) -> String {
-    if !guarded(input.runtime, env.policy, tool) {
+/// The `PreToolUse` answer: all it reads of the policy is its `[agents]` table, and of the
+/// store (at `store_path`) the session's latest compaction, read-only.
+pub fn pre_tool_use(
+    input: &HookInput,
+    tool: &str,
+    agents: &Agents,
+    store_path: &Path,
+    store_key: Option<&str>,
+) -> String {
+    if !guarded(input.runtime, agents, tool) {
         return reply_nothing();
     }
-    match tool_state(input, env) {
+    match tool_state(input, store_path, store_key) {
         Ok(None) => reply_nothing(),
         Ok(Some(why)) => reply_deny_tool(&why),
         Err(e) => reply_deny_tool(&format!(
@@ -104,13 +118,17 @@ fn pre_tool_use(input: &HookInput, tool: &str, env: &HookEnv<'_>) -> String {
 }
 
 /// Why the guarded tool must be denied (`None`: allow).
-fn tool_state(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<Option<String>> {
+fn tool_state(
+    input: &HookInput,
+    store_path: &Path,
+    store_key: Option<&str>,
+) -> anyhow::Result<Option<String>> {
     let latest = match &input.transcript_path {
         Some(path) => agents::latest_summary(path, input.runtime, &Limits::default())?,
         None => None,
     };
-    let store = if crate::store::exists(env.store_path) {
-        Some(open(env, Mode::ReadOnly)?)
+    let store = if crate::store::exists(store_path) {
+        Some(open(store_path, store_key, Mode::ReadOnly)?)
     } else {
         None
     };
@@ -239,7 +257,7 @@ fn checked_context(input: &HookInput, env: &HookEnv<'_>) -> anyhow::Result<(Stri
     let checker = Checker::new(env.policy.clone())?;
     let request = request_for(&compaction, env.policy, pins);
     let outcome = checker.check(&request)?;
-    let store = open(env, Mode::ReadWrite)?;
+    let store = open(env.store_path, env.store_key.as_deref(), Mode::ReadWrite)?;
     let recorded =
         store.record_verdict(&new_compaction(&request, &outcome, checker.release_rules()))?;
     let id = match &recorded {
@@ -357,7 +375,7 @@ fn pre_compact(input: &HookInput, env: &HookEnv<'_>) -> String {
             let digests: Vec<String> = pending.messages.iter().map(|m| m.record_sha256()).collect();
             let population =
                 crate::engine::checks::digest_or_empty(&crate::json::Value::from(&digests[..]));
-            if let Ok(store) = open(env, Mode::ReadWrite) {
+            if let Ok(store) = open(env.store_path, env.store_key.as_deref(), Mode::ReadWrite) {
                 let _ = store.set_session_pending(
                     input.runtime.name(),
                     &task_of(input),

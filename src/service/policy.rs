@@ -12,7 +12,7 @@ use ed25519_dalek::{Signature, Verifier, VerifyingKey};
 
 use crate::audit::keys::{self, NamedKey};
 use crate::json::{self, object, Limits, Value};
-use crate::policy::{Policy, BUILTIN};
+use crate::policy::{Agents, Policy, BUILTIN};
 
 const SIGNATURE_SCHEMA: &str = "cq.policy-signature.v1";
 /// Environment variable listing trusted policy-signing keys (whitespace or comma separated).
@@ -174,6 +174,16 @@ pub fn resolve(args: &PolicyChoice) -> anyhow::Result<Resolved> {
             file.display()
         ),
     }
+}
+
+/// The `[agents]` table of the policy `choice` names: of a built-in, read alone
+/// ([`Policy::builtin_agents`]); of a file, from the policy [`resolve`] trusts (or refuses).
+pub fn agents(choice: &PolicyChoice) -> anyhow::Result<(Agents, Option<String>)> {
+    if BUILTIN.iter().any(|(name, _)| *name == choice.policy) {
+        return Ok((Policy::builtin_agents(&choice.policy)?, None));
+    }
+    let resolved = resolve(choice)?;
+    Ok((resolved.policy.agents, resolved.warning))
 }
 
 /// What signing a policy file wrote.

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use crate::policy::grammar::ConflictPattern;
 
-use regex_automata::{meta, Input};
+use regex_automata::Input;
 
 use super::super::lazy_regex::{self, RegexOptions};
 use super::super::pytext::{self, Normalized};
@@ -30,12 +30,12 @@ pub(super) struct Conflict {
 /// prefilter.
 enum Matcher {
     Plain {
-        regex: meta::Regex,
+        regex: lazy_regex::Regex,
         not_after: Vec<String>,
     },
     /// The exact pattern compiles only once its prefilter matches something.
     Fancy {
-        prefilter: meta::Regex,
+        prefilter: lazy_regex::Regex,
         exact: OnceLock<Result<fancy_regex::Regex, String>>,
     },
 }
