@@ -180,7 +180,7 @@ CREATE TABLE agent_sessions (
 
 /// Version 5: the queue's time order within each verdict class, so the most-severe-first
 /// order is read by key class by class ([`super::page`]), one index walk per page however
-/// deep, with or without a status.
+/// deep, with or without a status. Plain indexes: the same text on both backends.
 const V5: &str = "
 CREATE INDEX compactions_by_class ON compactions (verdict_class, created_at, id);
 CREATE INDEX compactions_by_status_class ON compactions (status, verdict_class, created_at, id);
@@ -212,7 +212,7 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
     ],
     &[Step::Sql {
         sqlite: V5,
-        postgres: postgres_ddl::V5,
+        postgres: V5,
     }],
 ];
 

@@ -158,9 +158,3 @@ CREATE TABLE agent_sessions (
     PRIMARY KEY (runtime, session_id)
 );
 "#;
-
-/// Version 5: the queue's time order within each verdict class.
-pub(super) const V5: &str = r#"
-CREATE INDEX compactions_by_class ON compactions (verdict_class, created_at, id);
-CREATE INDEX compactions_by_status_class ON compactions (status, verdict_class, created_at, id);
-"#;
