@@ -11,8 +11,8 @@ use std::path::Path;
 
 use super::{import_reader, ImportedSummary, Limits, Runtime};
 
-/// Bytes read per step backwards.
-const BLOCK: u64 = 256 * 1024;
+/// Bytes read per step backwards (one buffer, reused for every step).
+const BLOCK: usize = 64 * 1024;
 /// After a Claude Code boundary, how far its summary line may be.
 const MAX_SUMMARY_DISTANCE: u64 = 64 * 1024 * 1024;
 
@@ -28,9 +28,10 @@ pub fn latest_summary(
         Runtime::ClaudeCode => b"\"compact_boundary\"",
         Runtime::Codex => b"\"compacted\"",
     };
+    let mut back = Backwards::new(marker);
     let mut end = len;
     while end > 0 {
-        let Some(start) = last_marker_line(&mut file, end, marker)? else {
+        let Some(start) = back.last_marker_line(&mut file, end)? else {
             return Ok(None);
         };
         let slice = compaction_slice(&mut file, start, runtime, len)?;
@@ -43,42 +44,63 @@ pub fn latest_summary(
     Ok(None)
 }
 
-/// The start offset of the last line before `end` that holds `marker`.
-fn last_marker_line(file: &mut File, end: u64, marker: &[u8]) -> std::io::Result<Option<u64>> {
-    let mut hi = end;
-    let overlap = marker.len() as u64;
-    while hi > 0 {
-        let lo = hi.saturating_sub(BLOCK);
-        // Read a little past `hi` so a marker across two blocks is found once.
-        let top = (hi + overlap).min(end);
-        let block = read_at(file, lo, top)?;
-        if let Some(at) = memchr::memmem::rfind(&block, marker) {
-            return line_start(file, lo + at as u64).map(Some);
-        }
-        hi = lo;
-    }
-    Ok(None)
+/// Reads a file backwards in blocks through one buffer, looking for a marker.
+struct Backwards<'m> {
+    marker: memchr::memmem::Finder<'m>,
+    buf: Vec<u8>,
 }
 
-/// The offset just after the last line break before `pos` (0 if none).
-fn line_start(file: &mut File, pos: u64) -> std::io::Result<u64> {
-    let mut hi = pos;
-    while hi > 0 {
-        let lo = hi.saturating_sub(BLOCK);
-        let block = read_at(file, lo, hi)?;
-        if let Some(nl) = memchr::memrchr(b'\n', &block) {
-            return Ok(lo + nl as u64 + 1);
+impl<'m> Backwards<'m> {
+    fn new(marker: &'m [u8]) -> Self {
+        Backwards {
+            marker: memchr::memmem::Finder::new(marker),
+            buf: Vec::with_capacity(BLOCK + marker.len()),
         }
-        hi = lo;
     }
-    Ok(0)
+
+    /// The start offset of the last line before `end` that holds the marker.
+    fn last_marker_line(&mut self, file: &mut File, end: u64) -> std::io::Result<Option<u64>> {
+        let overlap = self.marker.needle().len() as u64;
+        let mut hi = end;
+        while hi > 0 {
+            let lo = hi.saturating_sub(BLOCK as u64);
+            // Read a little past `hi` so a marker across two blocks is found once.
+            let top = (hi + overlap).min(end);
+            read_at(file, lo, top, &mut self.buf)?;
+            // The forward search is vectorised; markers are rare, so the last hit is cheap.
+            if let Some(at) = self.marker.find_iter(&self.buf).last() {
+                return self.line_start(file, lo + at as u64).map(Some);
+            }
+            hi = lo;
+        }
+        Ok(None)
+    }
+
+    /// The offset just after the last line break before `pos` (0 if none).
+    fn line_start(&mut self, file: &mut File, pos: u64) -> std::io::Result<u64> {
+        let mut hi = pos;
+        while hi > 0 {
+            let lo = hi.saturating_sub(BLOCK as u64);
+            read_at(file, lo, hi, &mut self.buf)?;
+            if let Some(nl) = memchr::memrchr(b'\n', &self.buf) {
+                return Ok(lo + nl as u64 + 1);
+            }
+            hi = lo;
+        }
+        Ok(0)
+    }
 }
 
-fn read_at(file: &mut File, lo: u64, hi: u64) -> std::io::Result<Vec<u8>> {
-    let mut block = vec![0u8; usize::try_from(hi - lo).unwrap_or(0)];
+/// Bytes `lo..hi` of `file` into `buf` (its allocation kept from one call to the next).
+fn read_at(file: &mut File, lo: u64, hi: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let want = usize::try_from(hi - lo).unwrap_or(0);
+    buf.clear();
     file.seek(SeekFrom::Start(lo))?;
-    file.read_exact(&mut block)?;
-    Ok(block)
+    let got = file.by_ref().take(want as u64).read_to_end(buf)?;
+    if got < want {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+    }
+    Ok(())
 }
 
 /// The bytes of the compaction starting at `start`: the marker line, and for Claude Code the
@@ -116,4 +138,87 @@ fn compaction_slice(
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    const FIXTURE: &str =
+        "tests/transcripts/claude-code/marot__spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
+    const MARKER: &[u8] = b"\"compact_boundary\"";
+
+    /// The fixture up to the end of its latest compaction's summary line, and where that
+    /// compaction's marker starts.
+    fn ending_at_its_compaction() -> (Vec<u8>, usize) {
+        let bytes = std::fs::read(FIXTURE).unwrap();
+        let marker = memchr::memmem::rfind(&bytes, MARKER).unwrap();
+        let summary = memchr::memmem::find(&bytes[marker..], b"\"isCompactSummary\"").unwrap();
+        let end = memchr::memchr(b'\n', &bytes[marker + summary..]).unwrap();
+        (bytes[..marker + summary + end + 1].to_vec(), marker)
+    }
+
+    fn latest(bytes: &[u8]) -> Option<ImportedSummary> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        latest_summary(&path, Runtime::ClaudeCode, &Limits::default()).unwrap()
+    }
+
+    /// `bytes` bytes of JSON lines cq ignores, ending in a line break.
+    fn padding(bytes: usize) -> Vec<u8> {
+        let line = b"{\"type\":\"progress\",\"data\":\"x\"}\n";
+        let mut out = Vec::with_capacity(bytes);
+        while out.len() + line.len() <= bytes {
+            out.extend_from_slice(line);
+        }
+        out.resize(bytes.saturating_sub(1), b' ');
+        out.push(b'\n');
+        out
+    }
+
+    #[test]
+    fn a_marker_split_across_two_blocks_is_found() {
+        let (prefix, marker) = ending_at_its_compaction();
+        let expected = latest(&prefix);
+        assert!(matches!(expected, Some(ImportedSummary::Text(_))));
+        // The first block read backwards starts 1..len-1 bytes into the marker.
+        for into in [1, 5, MARKER.len() - 1] {
+            let pad = marker + into + BLOCK - prefix.len();
+            let mut bytes = prefix.clone();
+            bytes.extend(padding(pad));
+            assert_eq!(bytes.len() - BLOCK, marker + into);
+            assert_eq!(
+                latest(&bytes),
+                expected,
+                "split {into} bytes into the marker"
+            );
+        }
+    }
+
+    #[test]
+    fn a_compaction_many_blocks_before_the_end_is_found() {
+        let (mut bytes, _) = ending_at_its_compaction();
+        let expected = latest(&bytes);
+        bytes.extend(padding(7 * BLOCK + 123));
+        assert_eq!(latest(&bytes), expected);
+    }
+
+    #[test]
+    fn an_escaped_marker_inside_a_later_string_is_not_a_compaction() {
+        let (mut bytes, _) = ending_at_its_compaction();
+        let expected = latest(&bytes);
+        bytes.extend_from_slice(
+            b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"\\\"compact_boundary\\\"\"}}\n",
+        );
+        assert_eq!(latest(&bytes), expected);
+    }
+
+    #[test]
+    fn a_transcript_without_a_compaction_has_no_summary() {
+        assert_eq!(latest(&padding(3 * BLOCK)), None);
+        assert_eq!(latest(b""), None);
+    }
 }

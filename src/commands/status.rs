@@ -1,5 +1,6 @@
 //! `cq status ID`: for a runtime. Exit 0 with the context to inject once released (or
 //! accepted), exit 1 while quarantined or when rejected; the receipt that says so either way.
+//! The policy named is read and compiled only when there is a context to render.
 
 use std::io::Write;
 
@@ -18,8 +19,8 @@ pub fn run(
     out: &mut Output,
 ) -> anyhow::Result<Exit> {
     let store = store::open(store_args, Mode::ReadOnly)?;
-    let engine = PolicyEngine::new(policy::resolve(policy_args)?, "builtin")?;
-    let s = settlement(&store, &engine, id)?;
+    let given = || Ok(PolicyEngine::new(policy::resolve(policy_args)?, "builtin")?);
+    let s = settlement(&store, given, id)?;
     let mut fields = vec![
         ("compaction_id", Value::from(id)),
         ("status", Value::from(s.status.as_str())),

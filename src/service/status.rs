@@ -43,7 +43,13 @@ impl Settlement {
 
 /// Where compaction `id` stands, and its context when released or accepted: derived from the
 /// receipts the store verified ([`Store::verified_compaction`]), never from a cached column.
-pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Result<Settlement> {
+/// `given` builds the policy the caller named; it is called only when there is a context to
+/// render (a runtime polling a quarantined compaction pays for no policy).
+pub fn settlement(
+    store: &Store,
+    given: impl FnOnce() -> anyhow::Result<PolicyEngine>,
+    id: &str,
+) -> anyhow::Result<Settlement> {
     let state = store.verified_compaction(id)?;
     let status = state.status();
     let settling = match &state.decision {
@@ -69,11 +75,12 @@ pub fn settlement(store: &Store, engine: &PolicyEngine, id: &str) -> anyhow::Res
         }
         let request = GateRequest::from_json(c.request_json.as_bytes())
             .map_err(|e| anyhow::anyhow!("stored request of \"{id}\": {e}"))?;
+        let engine = given()?;
         let own;
         let checked_under = if engine.policy_sha256 == state.policy_sha256 {
-            engine
+            &engine
         } else {
-            own = checked_policy(engine, id, &state.policy_sha256)?;
+            own = checked_policy(&engine, id, &state.policy_sha256)?;
             &own
         };
         let summary =

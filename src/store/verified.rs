@@ -397,23 +397,36 @@ impl Store {
         Ok(())
     }
 
-    /// The cached columns a caller reads must say what the receipts say.
+    /// The cached columns a caller reads must say what the receipts say (those columns
+    /// alone: the request text is not read here).
     fn agrees(&self, state: &VerifiedCompaction) -> Result<(), StoreError> {
         let id = &state.compaction_id;
-        let c = self
-            .compaction(id)?
+        let row = self
+            .conn()
+            .opt(
+                "SELECT status, report_sha256, verdict_class, has_secret_finding, request_sha256
+                 FROM compactions WHERE id = ?1",
+                &[Param::Text(id)],
+                |r| {
+                    Ok([
+                        r.text(0)? == state.status().as_str(),
+                        r.text(1)? == state.report_sha256,
+                        r.text(2)? == state.verdict_class.as_str(),
+                        r.flag(3)? == state.has_secret_finding,
+                        r.text(4)? == state.request_sha256,
+                    ])
+                },
+            )
+            .map_err(StoreError::sql("reading a compaction"))?
             .ok_or_else(|| self.tampered(format!("compaction \"{id}\" has receipts but no row")))?;
-        let s = &c.summary;
-        let checks = [
-            ("status", s.status == state.status()),
-            ("current report", s.report_sha256 == state.report_sha256),
-            ("verdict class", s.verdict_class == state.verdict_class),
-            (
-                "secret-finding flag",
-                s.has_secret_finding == state.has_secret_finding,
-            ),
-            ("request digest", c.request_sha256 == state.request_sha256),
+        let what = [
+            "status",
+            "current report",
+            "verdict class",
+            "secret-finding flag",
+            "request digest",
         ];
+        let checks = what.into_iter().zip(row);
         for (what, same) in checks {
             if !same {
                 return Err(self

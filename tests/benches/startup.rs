@@ -1,8 +1,10 @@
 //! `cargo bench --bench startup`: what one `cq` process costs a runtime from start to exit, for
 //! the calls a runtime makes most: `cq check --json` on a typical request (the demo's clean
-//! one), `cq status` of a recorded compaction, and the Claude Code `PreToolUse` hook for a
-//! guarded tool (`Bash`) and an unguarded one (`Read`) on a session cq recorded. For each:
-//! best-of-`CQ_BENCH_RUNS` (default 20) wall time, peak RSS by `/usr/bin/time`, and the
+//! one), `cq status` of a recorded compaction (accepted, and one held in quarantine, which is
+//! what a runtime polls while a reviewer decides), and the Claude Code `PreToolUse` hook for a
+//! guarded tool (`Bash`) and an unguarded one (`Read`) on a session cq recorded, beside
+//! `cq --version`, the floor every process pays (loading, relocating, parsing arguments). For
+//! each: best-of-`CQ_BENCH_RUNS` (default 20) wall time, peak RSS by `/usr/bin/time`, and the
 //! instructions callgrind counts (repeatable while other work shares the machine; skipped
 //! without `valgrind` or with `CQ_BENCH_CALLGRIND=0`). Targets: `cq check` ≤ 15 ms and
 //! ≤ 20 MB, `cq status` and the read-only hook decisions ≤ 5 ms. Prints a markdown table.
@@ -15,6 +17,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const REQUEST: &str = "assets/demo/01_clean_accepted.json";
+const QUARANTINED: &str = "assets/demo/02_dropped_invariant.json";
 const TRANSCRIPT: &str =
     "tests/transcripts/claude-code/marot__spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
 const SESSION: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
@@ -123,6 +126,15 @@ fn calls(dir: &Path) -> Vec<Call> {
     assert!(recorded.status.success(), "{recorded:?}");
     let verdict: serde_json::Value = serde_json::from_slice(&recorded.stdout).unwrap();
     let id = verdict["compaction_id"].as_str().unwrap().to_owned();
+    // What a runtime polls while a compaction waits for a reviewer.
+    let held = cq(
+        dir,
+        &strings(&["check", QUARANTINED, "--json", "--store", &db]),
+        b"",
+    );
+    assert_eq!(held.status.code(), Some(1), "{held:?}");
+    let verdict: serde_json::Value = serde_json::from_slice(&held.stdout).unwrap();
+    let held_id = verdict["compaction_id"].as_str().unwrap().to_owned();
     // The hooks' own default policy (`prose`) where this build has it.
     let has_prose = cq(dir, &strings(&["policy", "show", "--policy", "prose"]), b"")
         .status
@@ -151,6 +163,12 @@ fn calls(dir: &Path) -> Vec<Call> {
     };
     vec![
         Call {
+            name: "`cq --version` (the process floor)",
+            args: strings(&["--version"]),
+            stdin: Vec::new(),
+            target: "",
+        },
+        Call {
             name: "`cq check --json` (demo 01, accepted)",
             args: strings(&["check", REQUEST, "--json"]),
             stdin: Vec::new(),
@@ -159,6 +177,12 @@ fn calls(dir: &Path) -> Vec<Call> {
         Call {
             name: "`cq status ID` (accepted, with its context)",
             args: strings(&["status", &id, "--store", &db]),
+            stdin: Vec::new(),
+            target: "≤ 5 ms",
+        },
+        Call {
+            name: "`cq status ID` (quarantined: the receipt alone)",
+            args: strings(&["status", &held_id, "--store", &db]),
             stdin: Vec::new(),
             target: "≤ 5 ms",
         },
