@@ -104,6 +104,30 @@ fn status_ignores_a_status_column_set_to_accepted() {
     assert!(out.contains("\"status\":\"quarantined\""), "{out}");
 }
 
+#[test]
+fn status_of_a_compaction_whose_stored_request_is_gone_is_tamper() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = demo_store(d);
+    for request in ["01_clean_accepted.json", "04_credentials.json"] {
+        let id = id_of(d, request);
+        sql(
+            &db,
+            &format!("DELETE FROM requests WHERE compaction_id = '{id}'"),
+        );
+        let (code, out, err) = run(cq(d).args(["status", &id, "--store", &db]));
+        assert_eq!(code, Some(1), "{request}: {err}");
+        assert!(
+            !out.contains("messages"),
+            "{request}: nothing to inject: {out}"
+        );
+        assert!(
+            err.contains("tampered") && err.contains("stored request"),
+            "{request}: {err}"
+        );
+    }
+}
+
 /// Rewrites receipt `seq`'s body with `edit`, recomputes its digest and leaf, and re-chains
 /// every later unsigned entry: what an attacker without a key can do.
 fn rewrite_and_rechain(db: &str, seq: i64, edit: impl Fn(&str) -> String) {

@@ -397,14 +397,16 @@ impl Store {
         Ok(())
     }
 
-    /// The cached columns a caller reads must say what the receipts say (those columns
-    /// alone: the request text is not read here).
+    /// The cached columns a caller reads must say what the receipts say, and the stored
+    /// request must exist (its text is not read here: a caller that uses it checks it
+    /// against the request digest).
     fn agrees(&self, state: &VerifiedCompaction) -> Result<(), StoreError> {
         let id = &state.compaction_id;
         let row = self
             .conn()
             .opt(
-                "SELECT status, report_sha256, verdict_class, has_secret_finding, request_sha256
+                "SELECT status, report_sha256, verdict_class, has_secret_finding, request_sha256,
+                        (SELECT COUNT(*) FROM requests WHERE compaction_id = compactions.id)
                  FROM compactions WHERE id = ?1",
                 &[Param::Text(id)],
                 |r| {
@@ -414,6 +416,7 @@ impl Store {
                         r.text(2)? == state.verdict_class.as_str(),
                         r.flag(3)? == state.has_secret_finding,
                         r.text(4)? == state.request_sha256,
+                        r.int(5)? == 1,
                     ])
                 },
             )
@@ -425,6 +428,7 @@ impl Store {
             "verdict class",
             "secret-finding flag",
             "request digest",
+            "stored request",
         ];
         let checks = what.into_iter().zip(row);
         for (what, same) in checks {
