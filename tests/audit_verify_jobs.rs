@@ -91,3 +91,38 @@ fn problems_in_late_batches_are_reported_the_same_on_any_number_of_threads(s: Te
     }
 }
 }
+
+/// `cq audit verify --jobs N` on a tampered store: the same output and exit code for any N.
+#[test]
+fn the_command_prints_the_same_report_for_any_jobs() {
+    let s = TestStore::sqlite();
+    let store = s.open();
+    let _team = team(&store);
+    let items: Vec<_> = (0..40).map(compaction).collect();
+    store.record_batch(&items).unwrap();
+    drop(store);
+    let mut conn = s.raw();
+    let sql = "UPDATE requests SET request_json = replace(request_json, 'step 1', 'step 9') \
+               WHERE compaction_id IN ('c-000007', 'c-000031')";
+    assert_eq!(conn.execute(sql, &[]), 2);
+    drop(conn);
+    let run = |jobs: &str| {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("cq"))
+            .args(["audit", "verify", "--jobs", jobs])
+            .arg("--store")
+            .arg(&s.location)
+            .env_remove("CQ_STORE")
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let one = run("1");
+    assert_eq!(one.0, Some(1), "{}", one.1);
+    assert!(
+        one.1.contains("c-000007") && one.1.contains("c-000031"),
+        "{}",
+        one.1
+    );
+    assert_eq!(run("2"), one);
+    assert_eq!(run("3"), one);
+}
