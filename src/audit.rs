@@ -28,7 +28,7 @@ pub use keys::{generate_key, parse_public, GeneratedKey, KeyError, NamedKey};
 pub use note::{Checkpoint, NoteError};
 pub use receipt::{Receipt, ReceiptKind, RECEIPT_SCHEMA};
 pub use rows::{EntryRow, LogRows};
-pub use verify::{verify, ChainCheck, Problem, VerifyReport};
+pub use verify::{verify, verify_with, ChainCheck, Problem, VerifyReport, Workers};
 
 /// Lower-case hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {

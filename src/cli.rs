@@ -365,6 +365,10 @@ pub enum AuditCommand {
         /// An exported checkpoint the log must extend.
         #[arg(long)]
         checkpoint: Option<PathBuf>,
+        /// Threads to check rows on while one reads the store (default: every core). The
+        /// report does not depend on it.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
     },
     /// Write every receipt as JSONL to standard output.
     Export {

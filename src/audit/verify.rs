@@ -9,8 +9,13 @@
 //! the store records for itself. Every problem names the entry it was found at;
 //! [`VerifyReport::first_bad`] is the earliest one. The rows come through [`LogRows`], so
 //! this module reads no database itself.
+//!
+//! The per-row work (hashing, parsing, signatures) runs on [`Workers`] while the calling
+//! thread reads the next bounded batch of rows; results are folded in log order, so the
+//! report, and the first problem it names, are the same whatever the number of threads.
 
 mod crosscheck;
+mod digests;
 mod entries;
 mod facts;
 mod tree;
@@ -95,12 +100,55 @@ impl fmt::Display for VerifyReport {
     }
 }
 
-/// Verifies everything `rows` holds; `exported` is a checkpoint note kept outside the store,
-/// which the stored log must extend (same root at that size). The caller gives a consistent
-/// snapshot (one read transaction).
+/// The threads the per-row checks run on: `jobs` of them, or one per core.
+pub struct Workers {
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Workers {
+    /// A pool of `jobs` threads (every core when `None`). If no thread can be started the
+    /// checks run on the calling thread: slower, and the same checks.
+    pub fn new(jobs: Option<usize>) -> Workers {
+        let threads = jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("cq-verify-{i}"))
+            .build()
+            .ok();
+        Workers { pool }
+    }
+
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool.as_ref()
+    }
+
+    /// `f` of every item, computed on the workers, in the order of `items`.
+    fn map<I: Sync, T: Send>(&self, items: &[I], f: impl Fn(&I) -> T + Sync + Send) -> Vec<T> {
+        use rayon::prelude::*;
+        match self.pool() {
+            Some(pool) => pool.install(|| items.par_iter().map(f).collect()),
+            None => items.iter().map(f).collect(),
+        }
+    }
+}
+
+/// Verifies everything `rows` holds on every core; see [`verify_with`].
 pub fn verify<R: LogRows + ?Sized>(
     rows: &R,
     exported: Option<&str>,
+) -> Result<VerifyReport, R::Error> {
+    verify_with(rows, exported, Workers::new(None))
+}
+
+/// Verifies everything `rows` holds, checking rows on `workers`; `exported` is a checkpoint
+/// note kept outside the store, which the stored log must extend (same root at that size).
+/// The caller gives a consistent snapshot (one read transaction).
+pub fn verify_with<R: LogRows + ?Sized>(
+    rows: &R,
+    exported: Option<&str>,
+    workers: Workers,
 ) -> Result<VerifyReport, R::Error> {
     let mut report = VerifyReport::default();
     let (origin, key, trust) = rows.identity();
@@ -125,7 +173,7 @@ pub fn verify<R: LogRows + ?Sized>(
     // Tree sizes at which the root must be remembered.
     let mut wanted: Vec<u64> = stored.iter().map(|c| c.size).collect();
     wanted.extend(exported_cp.as_ref().map(|c| c.size));
-    let walk = entries::walk(rows, &key, &wanted, &mut report)?;
+    let walk = entries::walk(rows, &key, &wanted, workers, &mut report)?;
     report.entries = walk.size;
     report.signatures = walk.signatures;
     report.root = hex(&walk.frontier.root());
@@ -134,7 +182,7 @@ pub fn verify<R: LogRows + ?Sized>(
     if let Some(cp) = exported_cp {
         exported_checkpoint(&cp, &walk, &mut report);
     }
-    crosscheck::tables(rows, &walk.facts, &mut report)?;
+    crosscheck::tables(rows, &walk.facts, &walk.workers, &mut report)?;
     report.problems.sort_by_key(|p| (p.seq.is_none(), p.seq));
     Ok(report)
 }
@@ -153,7 +201,7 @@ pub struct ChainCheck {
 impl ChainCheck {
     pub fn new(store_key: &VerifyingKey) -> ChainCheck {
         ChainCheck {
-            walk: entries::Walk::new(store_key, false),
+            walk: entries::Walk::new(store_key, false, Workers::new(None)),
             problems: Vec::new(),
         }
     }
@@ -208,9 +256,14 @@ fn checkpoints(
 ) {
     let entry_problems: Vec<u64> = report.problems.iter().filter_map(|p| p.seq).collect();
     let mut good_sizes: Vec<u64> = Vec::new();
-    for cp in stored {
+    // Each note's signature is checked on the workers; the results are folded in order.
+    let (roots, size) = (&walk.roots, walk.size);
+    let checked = walk
+        .workers
+        .map(stored, |cp| check_point(cp, origin, key, roots, size));
+    for (cp, problem) in stored.iter().zip(checked) {
         report.checkpoints += 1;
-        match check_point(cp, origin, key, &walk.roots, walk.size) {
+        match problem {
             None => good_sizes.push(cp.size),
             Some(msg) => {
                 let seq = blame(cp.size, walk.size, &good_sizes, &entry_problems);

@@ -84,6 +84,15 @@ impl Store {
         self.read(|_| crate::audit::verify(self, exported))
     }
 
+    /// [`Store::verify`], checking rows on `workers`.
+    pub fn verify_with(
+        &self,
+        exported: Option<&str>,
+        workers: crate::audit::Workers,
+    ) -> Result<VerifyReport, StoreError> {
+        self.read(|_| crate::audit::verify_with(self, exported, workers))
+    }
+
     /// Checks what was appended to the log since `check` last ran, in one read transaction.
     pub fn refresh_chain(
         &self,

@@ -4,23 +4,42 @@
 //! the receipt that recorded them, stored requests and reports must hash to their digests (a
 //! released request is what the runtime injects), and rows without receipts, or receipts
 //! without rows, are named. The store's recorded key must be the trusted one.
+//!
+//! Stored requests (most of the bytes) are hashed on the workers while the store streams the
+//! next ones ([`Digests`]); their results are applied in row order before the next table's
+//! first row, so the problems come out in the same order as when hashed one by one.
 
 use std::collections::BTreeSet;
 
-use sha2::{Digest, Sha256};
-
 use super::super::keys;
+use super::super::merkle::Hash;
 use super::super::receipt::ReceiptKind;
 use super::super::rows::{
     CompactionRow, LogRows, ReportRow, ReviewerRow, SignedRow, SignedTable, TableVisitor,
 };
 use super::super::unhex32;
-use super::facts::{Facts, SEEN_REQUEST, SEEN_ROW};
-use super::VerifyReport;
+use super::digests::Digests;
+use super::facts::{CompactionFacts, Facts, SEEN_REQUEST, SEEN_ROW};
+use super::{VerifyReport, Workers};
 
 pub(super) fn tables<R: LogRows + ?Sized>(
     rows: &R,
     facts: &Facts,
+    workers: &Workers,
+    report: &mut VerifyReport,
+) -> Result<(), R::Error> {
+    match workers.pool() {
+        Some(pool) => {
+            pool.in_place_scope(|s| check_tables(rows, facts, Digests::new(Some(s)), report))
+        }
+        None => check_tables(rows, facts, Digests::new(None), report),
+    }
+}
+
+fn check_tables<R: LogRows + ?Sized>(
+    rows: &R,
+    facts: &Facts,
+    digests: Digests<'_, '_>,
     report: &mut VerifyReport,
 ) -> Result<(), R::Error> {
     let (origin, key, _) = rows.identity();
@@ -32,13 +51,15 @@ pub(super) fn tables<R: LogRows + ?Sized>(
         signed_seen: BTreeSet::new(),
         reviewers_seen: BTreeSet::new(),
         last_ids: [i64::MIN; 3],
+        digests,
+        requests: Vec::new(),
     };
     rows.tables(&mut check)?;
     check.finish();
     Ok(())
 }
 
-struct Cross<'a> {
+struct Cross<'a, 's, 'scope> {
     facts: &'a Facts,
     report: &'a mut VerifyReport,
     origin: String,
@@ -47,19 +68,40 @@ struct Cross<'a> {
     reviewers_seen: BTreeSet<u64>,
     /// The previous id seen in decisions, approvals, reveals (ids must ascend with seq).
     last_ids: [i64; 3],
+    /// Stored requests being hashed.
+    digests: Digests<'s, 'scope>,
+    /// The compactions of the requests in `digests`, in row order.
+    requests: Vec<(&'a str, &'a CompactionFacts)>,
 }
 
-/// Whether `text` hashes to the hex digest `claimed`.
-fn hashes_to(text: &[u8], claimed: &str) -> bool {
-    unhex32(claimed).is_some_and(|c| c == <[u8; 32]>::from(Sha256::digest(text)))
+/// Whether `digest` is the hex digest `claimed`.
+fn is_digest(digest: Option<Hash>, claimed: &str) -> bool {
+    digest.is_some_and(|d| unhex32(claimed) == Some(d))
 }
 
-impl Cross<'_> {
+impl Cross<'_, '_, '_> {
     fn differs(&mut self, seq: u64, what: String) {
         self.report.push(Some(seq), what);
     }
 
+    /// Applies the digests of the stored requests read so far, in row order.
+    fn settle(&mut self) {
+        if self.requests.is_empty() {
+            return;
+        }
+        let digests = self.digests.drain();
+        let mut digests = digests.into_iter();
+        for (id, f) in std::mem::take(&mut self.requests) {
+            if !is_digest(digests.next().flatten(), &f.request_sha256) {
+                let msg = format!("stored request of compaction \"{id}\" differs from its receipt");
+                self.report.push(Some(f.verdict_seq), msg);
+            }
+            f.mark(SEEN_REQUEST);
+        }
+    }
+
     fn finish(&mut self) {
+        self.settle();
         for (id, f) in &self.facts.compactions {
             if !f.was_seen(SEEN_ROW) {
                 let msg = format!("compaction \"{id}\" was deleted from the store");
@@ -98,8 +140,9 @@ impl Cross<'_> {
     }
 }
 
-impl TableVisitor for Cross<'_> {
+impl TableVisitor for Cross<'_, '_, '_> {
     fn compaction(&mut self, row: CompactionRow) {
+        self.settle();
         let Some(f) = self.facts.compactions.get(&row.id) else {
             self.report.push(
                 None,
@@ -189,19 +232,15 @@ impl TableVisitor for Cross<'_> {
     }
 
     fn request(&mut self, compaction_id: &str, text: &[u8]) {
-        let Some(f) = self.facts.compactions.get(compaction_id) else {
+        let Some((id, f)) = self.facts.compactions.get_key_value(compaction_id) else {
             return; // reported with its compaction row
         };
-        if !hashes_to(text, &f.request_sha256) {
-            let msg = format!(
-                "stored request of compaction \"{compaction_id}\" differs from its receipt"
-            );
-            self.report.push(Some(f.verdict_seq), msg);
-        }
-        f.mark(SEEN_REQUEST);
+        self.requests.push((id, f));
+        self.digests.push(text);
     }
 
     fn report(&mut self, row: ReportRow) {
+        self.settle();
         let Some(f) = self.facts.compactions.get(&row.compaction_id) else {
             let msg = format!(
                 "a stored report of compaction \"{}\" has no receipt",
@@ -237,6 +276,7 @@ impl TableVisitor for Cross<'_> {
     }
 
     fn signed(&mut self, table: SignedTable, row: SignedRow) {
+        self.settle();
         let (kind, slot) = match table {
             SignedTable::Decisions => (ReceiptKind::Decision, 0),
             SignedTable::Approvals => (ReceiptKind::Approval, 1),
@@ -275,6 +315,7 @@ impl TableVisitor for Cross<'_> {
     }
 
     fn reviewer(&mut self, row: ReviewerRow) {
+        self.settle();
         let seq = row.receipt_seq;
         let ok = self.facts.reviewers.get(&seq).is_some_and(|f| {
             f.name == row.name
@@ -296,6 +337,7 @@ impl TableVisitor for Cross<'_> {
     }
 
     fn meta(&mut self, key: &str, value: &str) {
+        self.settle();
         let expected = match key {
             "origin" => self.origin.clone(),
             "public_key" => self.key_text.clone(),

@@ -1,11 +1,14 @@
-//! The per-entry half of `verify`: reads the log in chunks, admits reviewer registrations in
-//! order (the chain of authority), checks each entry's bytes in parallel (hashes, canonical
-//! form, envelope, signature), then folds them in order (sequence numbers, chain links, the
-//! Merkle frontier) and collects what the receipts say for the table cross-check.
+//! The per-entry half of `verify`: reads the log in bounded chunks, admits reviewer
+//! registrations in order (the chain of authority), checks each entry's bytes on the worker
+//! pool (hashes, canonical form, envelope, signature) while the calling thread reads the next
+//! chunk, then folds them in log order (sequence numbers, chain links, the Merkle frontier)
+//! and collects what the receipts say for the table cross-check. Only the fold decides what
+//! is reported and in which order, so the report does not depend on the number of threads.
 
 use std::collections::{BTreeMap, HashMap};
 
 use ed25519_dalek::VerifyingKey;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::super::authority::Authority;
@@ -15,10 +18,15 @@ use super::super::receipt_fields::{self, Flat, FlatReceipt};
 use super::super::rows::{EntryRow, LogRows};
 use super::super::unhex32;
 use super::facts::Facts;
-use super::{remember, VerifyReport};
+use super::{remember, VerifyReport, Workers};
 use crate::json::{self, Limits};
 
-const CHUNK: usize = 16_384;
+/// Entries read per query; two chunks (the one checked, the one read) are held at a time.
+const CHUNK: usize = 8_192;
+
+/// Text every registration receipt holds: a body without it cannot be one (the receipt reader
+/// accepts no escaped letters), so registrations are found without parsing every body.
+const REGISTRATION_KIND: &str = "\"kind\":\"reviewer\"";
 
 pub(super) struct Walk {
     pub size: u64,
@@ -33,6 +41,7 @@ pub(super) struct Walk {
     /// Whether to keep facts and leaves for the table and tree checks (a chain-only check
     /// keeps neither, so it stays small on a large log).
     collect: bool,
+    pub workers: Workers,
 }
 
 struct Checked<'a> {
@@ -48,15 +57,16 @@ pub(super) fn walk<R: LogRows + ?Sized>(
     rows: &R,
     store_key: &VerifyingKey,
     wanted: &[u64],
+    workers: Workers,
     report: &mut VerifyReport,
 ) -> Result<Walk, R::Error> {
-    let mut w = Walk::new(store_key, true);
+    let mut w = Walk::new(store_key, true, workers);
     w.extend(rows, wanted, report)?;
     Ok(w)
 }
 
 impl Walk {
-    pub fn new(store_key: &VerifyingKey, collect: bool) -> Walk {
+    pub fn new(store_key: &VerifyingKey, collect: bool, workers: Workers) -> Walk {
         Walk {
             size: 0,
             signatures: 0,
@@ -67,6 +77,7 @@ impl Walk {
             authority: Authority::new(store_key),
             prev_sha: [0u8; 32],
             collect,
+            workers,
         }
     }
 
@@ -81,21 +92,21 @@ impl Walk {
         let mut wanted = wanted.to_vec();
         wanted.sort_unstable();
         wanted.dedup();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
         remember(&self.frontier, &wanted, &mut self.roots);
-        let mut after = self.size;
+        let mut next = rows.entries(self.size, CHUNK)?;
         loop {
-            let chunk = rows.entries(after, CHUNK)?;
+            let chunk = next;
             let Some(last) = chunk.last() else { break };
-            after = last.seq;
+            let after = last.seq;
             let refused = admit_registrations(&chunk, &mut self.authority);
-            let checked = check_parallel(&chunk, &self.authority, threads);
+            let (checked, fetched) = check_while(&self.workers, &chunk, &self.authority, || {
+                rows.entries(after, CHUNK)
+            });
             for (row, c) in chunk.iter().zip(checked) {
                 self.fold(row, c, refused.get(&row.seq), report);
                 remember(&self.frontier, &wanted, &mut self.roots);
             }
+            next = fetched?;
         }
         Ok(())
     }
@@ -154,6 +165,9 @@ impl Walk {
 fn admit_registrations(chunk: &[EntryRow], authority: &mut Authority) -> HashMap<u64, String> {
     let mut refused = HashMap::new();
     for row in chunk {
+        if !row.body.contains(REGISTRATION_KIND) {
+            continue;
+        }
         let Some(body) = receipt_fields::read(&row.body) else {
             continue;
         };
@@ -172,38 +186,37 @@ fn admit_registrations(chunk: &[EntryRow], authority: &mut Authority) -> HashMap
     refused
 }
 
-fn check_parallel<'a>(
+/// Checks `rows` on the workers while the calling thread runs `fetch` (reading the next
+/// chunk); the checks come back in the order of `rows`.
+fn check_while<'a, T>(
+    workers: &Workers,
     rows: &'a [EntryRow],
     authority: &Authority,
-    threads: usize,
-) -> Vec<Checked<'a>> {
-    let per = rows.len().div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = rows
-            .chunks(per)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|r| check_one(r, authority))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let mut out = Vec::with_capacity(rows.len());
-        for (h, part) in handles.into_iter().zip(rows.chunks(per)) {
-            // A panicking checker is itself a verification failure, never a pass.
-            out.extend(h.join().unwrap_or_else(|_| {
-                let failed = || Checked {
-                    sha: [0; 32],
-                    leaf: [0; 32],
-                    problems: vec!["internal error while checking this entry".into()],
-                    body: None,
-                    signed: false,
-                };
-                part.iter().map(|_| failed()).collect()
-            }));
-        }
-        out
+    fetch: impl FnOnce() -> T,
+) -> (Vec<Checked<'a>>, T) {
+    let check = |r: &'a EntryRow| guarded(r, authority);
+    let Some(pool) = workers.pool() else {
+        let checked = rows.iter().map(check).collect();
+        return (checked, fetch());
+    };
+    let mut checked = Vec::new();
+    let fetched = pool.in_place_scope(|s| {
+        s.spawn(|_| checked = rows.par_iter().map(check).collect());
+        fetch()
+    });
+    (checked, fetched)
+}
+
+/// [`check_one`], where a panicking checker is itself a verification failure, never a pass.
+fn guarded<'a>(row: &'a EntryRow, authority: &Authority) -> Checked<'a> {
+    let checked =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_one(row, authority)));
+    checked.unwrap_or_else(|_| Checked {
+        sha: [0; 32],
+        leaf: [0; 32],
+        problems: vec!["internal error while checking this entry".into()],
+        body: None,
+        signed: false,
     })
 }
 

@@ -5,38 +5,66 @@
 //! wrong node would only make inclusion proofs fail (fail closed), but verify names it, at
 //! the first entry under it.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use super::super::merkle::{node_hash, Hash};
 use super::super::rows::LogRows;
 use super::VerifyReport;
+
+/// A stored node: absent (`None`), or its hash (`Some(None)` when it is not 32 bytes).
+type Slot = Option<Option<Hash>>;
 
 pub(super) fn nodes<R: LogRows + ?Sized>(
     rows: &R,
     leaves: &[Hash],
     report: &mut VerifyReport,
 ) -> Result<(), R::Error> {
-    let mut stored: HashMap<(u32, u64), Option<Hash>> = HashMap::with_capacity(leaves.len() * 2);
-    rows.nodes(&mut |level, index, hash| {
-        stored.insert((level, index), <Hash>::try_from(hash).ok());
-    })?;
-    let mut problems: Vec<(u64, String)> = Vec::new();
-    let mut width = leaves.len() as u64;
-    let mut level = 0u32;
-    let mut expected = 0usize;
+    // The receipts' tree, level by level: the stored nodes that belong in it go to their slot,
+    // the others are counted once each.
+    let mut levels: Vec<Vec<Slot>> = Vec::new();
+    let mut width = leaves.len();
     while width > 0 {
-        for index in 0..width {
+        levels.push(vec![None; width]);
+        width /= 2;
+    }
+    let mut inside = 0usize;
+    let mut outside: HashSet<(u32, u64)> = HashSet::new();
+    rows.nodes(&mut |level, index, hash| {
+        let slot = usize::try_from(level)
+            .ok()
+            .zip(usize::try_from(index).ok())
+            .and_then(|(l, i)| levels.get_mut(l)?.get_mut(i));
+        match slot {
+            Some(slot) => {
+                inside += usize::from(slot.is_none());
+                *slot = Some(<Hash>::try_from(hash).ok());
+            }
+            None => {
+                outside.insert((level, index));
+            }
+        }
+    })?;
+    let stored = |level: usize, index: u64| -> Option<Hash> {
+        let i = usize::try_from(index).ok()?;
+        levels.get(level)?.get(i).copied().flatten().flatten()
+    };
+    let mut problems: Vec<(u64, String)> = Vec::new();
+    let mut expected = 0usize;
+    for (level, slots) in levels.iter().enumerate() {
+        for index in 0..slots.len() as u64 {
             expected += 1;
             let first = (index << level) + 1;
-            let got = stored.get(&(level, index)).copied().flatten();
+            let got = stored(level, index);
             let want = if level == 0 {
                 usize::try_from(index)
                     .ok()
                     .and_then(|i| leaves.get(i))
                     .copied()
             } else {
-                let child = |i: u64| stored.get(&(level - 1, i)).copied().flatten();
-                match (child(2 * index), child(2 * index + 1)) {
+                match (
+                    stored(level - 1, 2 * index),
+                    stored(level - 1, 2 * index + 1),
+                ) {
                     (Some(l), Some(r)) => Some(node_hash(&l, &r)),
                     _ => None,
                 }
@@ -52,15 +80,14 @@ pub(super) fn nodes<R: LogRows + ?Sized>(
                 Some(_) => {}
             }
         }
-        width /= 2;
-        level += 1;
     }
-    if stored.len() > expected {
+    let stored_count = inside + outside.len();
+    if stored_count > expected {
         problems.push((
             leaves.len() as u64 + 1,
             format!(
                 "the audit tree has {} node(s) the receipts' tree does not",
-                stored.len() - expected
+                stored_count - expected
             ),
         ));
     }
