@@ -182,4 +182,27 @@ fn the_reviewers_queue_gives_the_rows_offset_paging_gives_at_every_position(s: T
         }
     }
 }
+
+fn recheck_all_walks_every_quarantined_item_oldest_first_by_key(s: TestStore) {
+    // More than two of its pages (500), ties on the time broken by id, some decided.
+    let store = s.open();
+    let team = team(&store);
+    for batch in 0..3 {
+        let items: Vec<_> = (batch * 600..batch * 600 + 600).map(compaction).collect();
+        store.record_batch(&items).unwrap();
+    }
+    for i in [1, 4, 601, 1_798] {
+        store
+            .decide(&release(&compaction(i), "walked"), &team.carol, &rules())
+            .unwrap();
+    }
+    let filter = ListFilter {
+        status: Some(Status::Quarantined),
+        ..ListFilter::default()
+    };
+    let total = store.count(&filter).unwrap();
+    let want = ids(&store.list(&filter, SortKey::OldestFirst, 0, total).unwrap());
+    assert!(want.len() > 2 * 500, "{} quarantined", want.len());
+    assert_eq!(cq::service::recheck::quarantined_ids(&store).unwrap(), want);
+}
 }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use crate::engine::report::{Report, SealedReport};
 use crate::engine::GateRequest;
 use crate::json::{self, Value};
-use crate::store::{ListFilter, ReportChange, SortKey, Status, Store};
+use crate::store::{Direction, ListFilter, QueueKey, ReportChange, Seek, SortKey, Status, Store};
 
 use super::checker::Checker;
 use super::record::new_report;
@@ -154,15 +154,29 @@ pub fn recheck(
     finish(store, policies, given, pending, outcome)
 }
 
-/// Every quarantined compaction id, oldest first, read page by page.
+/// Every quarantined compaction id, oldest first, read page by page along the queue's index
+/// (each page starts after the last row of the one before, so a deep page costs what the
+/// first does).
 pub fn quarantined_ids(store: &Store) -> anyhow::Result<Vec<String>> {
     let filter = ListFilter {
         status: Some(Status::Quarantined),
         ..ListFilter::default()
     };
+    let sort = SortKey::OldestFirst;
     let mut ids = Vec::new();
+    let mut last: Option<QueueKey> = None;
     loop {
-        let page = store.list(&filter, SortKey::OldestFirst, ids.len() as u64, PAGE)?;
+        let seek = Seek {
+            after: last.as_ref(),
+            direction: Direction::Forward,
+            skip: 0,
+            limit: PAGE,
+        };
+        let page = store.page(&filter, sort, seek)?;
+        let Some(end) = page.last() else {
+            return Ok(ids);
+        };
+        last = Some(QueueKey::of(end, sort));
         let n = page.len();
         ids.extend(page.into_iter().map(|c| c.id));
         if (n as u64) < PAGE {
