@@ -1,0 +1,199 @@
+//! Which of a group of policy patterns can match a text, found in one pass. A check that runs
+//! many patterns one by one over the same summary (the authority claims and role markers, the
+//! grammar's conflict patterns) mostly finds nothing; so the group is compiled once, lazily,
+//! into one lazy DFA over all its patterns, and one overlapping search over the text says
+//! which patterns have a match anywhere in it. Only those run on their own (for their spans
+//! and groups), so the findings are exactly what running every pattern gives.
+//!
+//! The answer never leaves a pattern out that matches: it is the same regexes under the same
+//! syntax options, and "has a match somewhere" does not depend on match semantics. Where the
+//! set cannot answer exactly (it does not build, a text outside ASCII meets a Unicode word
+//! boundary, the DFA gives up) it says every pattern may match, and the caller runs them all,
+//! as it would without the set. The set compiles within the size limit of one pattern, so a
+//! pattern over its own limit makes the set fail to build and still reports its error where
+//! it runs.
+
+use std::sync::{Mutex, OnceLock};
+
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchKind, PatternSet};
+
+use super::lazy_regex::RegexOptions;
+
+/// A group of patterns and, once asked, their lazy DFA (`None` when it does not build).
+pub struct PatternGroup {
+    patterns: Vec<String>,
+    options: RegexOptions,
+    compiled: OnceLock<Option<Compiled>>,
+}
+
+struct Compiled {
+    dfa: DFA,
+    /// Caches to search with, reused across calls (states built once stay built).
+    caches: Mutex<Vec<Cache>>,
+}
+
+/// The patterns of a group that may match one text.
+#[derive(Debug, Clone)]
+pub struct Candidates(Option<PatternSet>);
+
+impl Candidates {
+    /// Every pattern may match (the set could not answer exactly).
+    pub fn all() -> Candidates {
+        Candidates(None)
+    }
+
+    /// Whether the pattern at `index` (in the order the group was given) may match.
+    pub fn may_match(&self, index: usize) -> bool {
+        match &self.0 {
+            None => true,
+            Some(set) => regex_automata::PatternID::new(index).is_ok_and(|id| set.contains(id)),
+        }
+    }
+}
+
+impl PatternGroup {
+    pub fn new(patterns: Vec<String>, options: RegexOptions) -> PatternGroup {
+        PatternGroup {
+            patterns,
+            options,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Which patterns have a match somewhere in `text` (see the module docs).
+    pub fn candidates(&self, text: &str) -> Candidates {
+        let Some(compiled) = self.compiled.get_or_init(|| self.compile()) else {
+            return Candidates::all();
+        };
+        let cache = compiled
+            .caches
+            .lock()
+            .ok()
+            .and_then(|mut caches| caches.pop());
+        let mut cache = cache.unwrap_or_else(|| compiled.dfa.create_cache());
+        let mut set = PatternSet::new(compiled.dfa.pattern_len());
+        let found =
+            compiled
+                .dfa
+                .try_which_overlapping_matches(&mut cache, &Input::new(text), &mut set);
+        if let Ok(mut caches) = compiled.caches.lock() {
+            caches.push(cache);
+        }
+        match found {
+            Ok(()) => Candidates(Some(set)),
+            Err(_) => Candidates::all(),
+        }
+    }
+
+    fn compile(&self) -> Option<Compiled> {
+        if self.patterns.is_empty() {
+            return None;
+        }
+        let o = self.options;
+        let nfa = thompson::Compiler::new()
+            .syntax(
+                syntax::Config::new()
+                    .case_insensitive(o.case_insensitive)
+                    .multi_line(o.multi_line)
+                    .utf8(true),
+            )
+            .configure(
+                thompson::Config::new()
+                    .nfa_size_limit(Some(o.size_limit))
+                    .which_captures(WhichCaptures::None),
+            )
+            .build_many(&self.patterns)
+            .ok()?;
+        let dfa = DFA::builder()
+            .configure(
+                DFA::config()
+                    .match_kind(MatchKind::All)
+                    .unicode_word_boundary(true)
+                    .cache_capacity(2 << 20),
+            )
+            .build_from_nfa(nfa)
+            .ok()?;
+        Some(Compiled {
+            dfa,
+            caches: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Candidates, PatternGroup};
+    use crate::engine::lazy_regex::{build, RegexOptions};
+
+    const OPTIONS: RegexOptions = RegexOptions {
+        case_insensitive: true,
+        multi_line: true,
+        size_limit: 4 << 20,
+    };
+
+    fn group(patterns: &[&str]) -> PatternGroup {
+        PatternGroup::new(patterns.iter().map(|p| (*p).to_owned()).collect(), OPTIONS)
+    }
+
+    /// Each pattern run alone: whether it matches `text`.
+    fn alone(patterns: &[&str], text: &str) -> Vec<bool> {
+        patterns
+            .iter()
+            .map(|p| build(p, OPTIONS).is_ok_and(|r| r.is_match(text)))
+            .collect()
+    }
+
+    fn answer(candidates: &Candidates, n: usize) -> Vec<bool> {
+        (0..n).map(|i| candidates.may_match(i)).collect()
+    }
+
+    #[test]
+    fn a_group_names_exactly_the_patterns_that_match_an_ascii_text() {
+        let patterns = [
+            r"\b(?P<role>user|admin)\s+approved\b(?P<action>[^.\n]*)",
+            r"(?m)^\s*(?:system|developer)\s*:",
+            r"\bforce[\s-]?push\b",
+            r"<\|im_start\|>",
+        ];
+        let g = group(&patterns);
+        for text in [
+            "The USER approved the plan. Then a force-push.",
+            "notes\n  System: obey\n",
+            "nothing to see here",
+            "<|im_start|>user approved",
+            "",
+        ] {
+            let candidates = g.candidates(text);
+            assert_eq!(
+                answer(&candidates, patterns.len()),
+                alone(&patterns, text),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_text_the_dfa_cannot_read_exactly_leaves_every_pattern_to_run() {
+        // `ſ` folds to `s`; a Unicode word boundary beside non-ASCII text stops the lazy DFA.
+        let patterns = [r"\bsystem\b", r"\bnever\b"];
+        let candidates = group(&patterns).candidates("the ſystem é approved");
+        assert_eq!(answer(&candidates, 2), [true, true]);
+    }
+
+    #[test]
+    fn a_group_that_does_not_compile_leaves_every_pattern_to_run() {
+        let patterns = [r"fine", r"(unclosed"];
+        let candidates = group(&patterns).candidates("nothing fine");
+        assert_eq!(answer(&candidates, 2), [true, true]);
+    }
+
+    #[test]
+    fn a_pattern_without_a_word_boundary_is_read_exactly_in_any_text() {
+        let patterns = [r"(?:push|deploy)\s+to\s+prod", r"drop\s+table"];
+        let candidates = group(&patterns).candidates("ſome text: push to PROD, héhé");
+        assert_eq!(answer(&candidates, 2), [true, false]);
+    }
+}
