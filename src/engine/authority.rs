@@ -308,3 +308,27 @@ impl AuthorityChecker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::AuthorityChecker;
+    use crate::policy::Policy;
+
+    #[test]
+    fn the_built_in_authority_patterns_compile_as_one_group() {
+        for name in ["default", "seed-compatible", "prose"] {
+            let checker = Policy::builtin(name)
+                .map_err(|e| e.to_string())
+                .and_then(|p| AuthorityChecker::new(&p.authority));
+            let Ok(checker) = checker else {
+                panic!("built-in policy {name:?} compiles");
+            };
+            if !checker.is_empty() {
+                assert!(
+                    checker.group.candidates("a plain summary").answered(),
+                    "{name}"
+                );
+            }
+        }
+    }
+}

@@ -5,13 +5,16 @@
 //! which patterns have a match anywhere in it. Only those run on their own (for their spans
 //! and groups), so the findings are exactly what running every pattern gives.
 //!
-//! The answer never leaves a pattern out that matches: it is the same regexes under the same
-//! syntax options, and "has a match somewhere" does not depend on match semantics. Where the
-//! set cannot answer exactly (it does not build, a text outside ASCII meets a Unicode word
-//! boundary, the DFA gives up) it says every pattern may match, and the caller runs them all,
-//! as it would without the set. The set compiles within the size limit of one pattern, so a
-//! pattern over its own limit makes the set fail to build and still reports its error where
-//! it runs.
+//! The answer never leaves out a pattern that matches. The group compiles the same patterns
+//! under the same options, in ASCII mode, and answers only for ASCII texts: on a text of
+//! ASCII alone every Unicode class, case fold, `\s`, `\w` and `\b` of a pattern matches
+//! exactly what its ASCII form matches (the non-ASCII members of `(?i)s` or `[^.\n]` never
+//! occur), and ASCII mode compiles a fraction of the automaton Unicode mode does. "Has a match
+//! somewhere" does not depend on match semantics either. Where the group cannot answer
+//! exactly (a text with any non-ASCII character, a pattern ASCII mode refuses, a DFA that
+//! gives up) it says every pattern may match, and the caller runs them all, as it would
+//! without the group. The group compiles within the size limit of one pattern, so a pattern
+//! over its own limit makes the group fail to build and still reports its error where it runs.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -45,6 +48,12 @@ impl Candidates {
         Candidates(None)
     }
 
+    /// Whether the group answered (it names the patterns that match), rather than leaving
+    /// every pattern to run.
+    pub fn answered(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// Whether the pattern at `index` (in the order the group was given) may match.
     pub fn may_match(&self, index: usize) -> bool {
         match &self.0 {
@@ -65,6 +74,9 @@ impl PatternGroup {
 
     /// Which patterns have a match somewhere in `text` (see the module docs).
     pub fn candidates(&self, text: &str) -> Candidates {
+        if !text.is_ascii() {
+            return Candidates::all();
+        }
         let Some(compiled) = self.compiled.get_or_init(|| self.compile()) else {
             return Candidates::all();
         };
@@ -98,10 +110,12 @@ impl PatternGroup {
                 syntax::Config::new()
                     .case_insensitive(o.case_insensitive)
                     .multi_line(o.multi_line)
-                    .utf8(true),
+                    .unicode(false)
+                    .utf8(false),
             )
             .configure(
                 thompson::Config::new()
+                    .utf8(false)
                     .nfa_size_limit(Some(o.size_limit))
                     .which_captures(WhichCaptures::None),
             )
@@ -177,10 +191,35 @@ mod tests {
 
     #[test]
     fn a_text_the_dfa_cannot_read_exactly_leaves_every_pattern_to_run() {
-        // `ſ` folds to `s`; a Unicode word boundary beside non-ASCII text stops the lazy DFA.
+        // `ſ` folds to `s`: outside ASCII the group does not answer.
         let patterns = [r"\bsystem\b", r"\bnever\b"];
         let candidates = group(&patterns).candidates("the ſystem é approved");
         assert_eq!(answer(&candidates, 2), [true, true]);
+    }
+
+    #[test]
+    fn an_ascii_text_is_read_exactly_by_patterns_of_unicode_classes_and_folds() {
+        let patterns = [
+            r"\bpermission\s+granted\b[^.\n]*\bdeploy",
+            r"(?i:KELVIN)\W+\w+\s*:",
+            r"[[:upper:]]{2}\d",
+            r"[^a-z\s]{3}",
+        ];
+        let g = group(&patterns);
+        for text in [
+            "Permission  granted, then deploy.",
+            "permission granted. deploy",
+            "kelvin -- x :",
+            "abc def",
+            "abc ABC",
+            "tab\tand\x0b vertical\x1cfile separator",
+        ] {
+            assert_eq!(
+                answer(&g.candidates(text), patterns.len()),
+                alone(&patterns, text),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
@@ -188,12 +227,5 @@ mod tests {
         let patterns = [r"fine", r"(unclosed"];
         let candidates = group(&patterns).candidates("nothing fine");
         assert_eq!(answer(&candidates, 2), [true, true]);
-    }
-
-    #[test]
-    fn a_pattern_without_a_word_boundary_is_read_exactly_in_any_text() {
-        let patterns = [r"(?:push|deploy)\s+to\s+prod", r"drop\s+table"];
-        let candidates = group(&patterns).candidates("ſome text: push to PROD, héhé");
-        assert_eq!(answer(&candidates, 2), [true, false]);
     }
 }

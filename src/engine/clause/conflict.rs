@@ -258,3 +258,26 @@ impl Conflict {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Conflicts;
+    use crate::policy::Policy;
+
+    #[test]
+    fn the_built_in_grammars_conflict_patterns_compile_as_one_group() {
+        for name in ["default", "seed-compatible", "prose"] {
+            let Ok(policy) = Policy::builtin(name) else {
+                panic!("built-in policy {name:?} loads");
+            };
+            let conflicts = Conflicts::new(&policy.grammar.conflicts);
+            assert!(conflicts.items.iter().all(|c| c.slot.is_some()), "{name}");
+            if !conflicts.items.is_empty() {
+                assert!(
+                    conflicts.group.candidates("a plain summary").answered(),
+                    "{name}"
+                );
+            }
+        }
+    }
+}
