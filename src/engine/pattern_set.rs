@@ -164,6 +164,20 @@ mod tests {
         (0..n).map(|i| candidates.may_match(i)).collect()
     }
 
+    /// The group answers for each text exactly what running each pattern alone gives.
+    fn assert_exact(patterns: &[&str], texts: &[&str]) {
+        let g = group(patterns);
+        for text in texts {
+            let candidates = g.candidates(text);
+            assert!(candidates.answered(), "{text:?}");
+            assert_eq!(
+                answer(&candidates, patterns.len()),
+                alone(patterns, text),
+                "{text:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_group_names_exactly_the_patterns_that_match_an_ascii_text() {
         let patterns = [
@@ -172,21 +186,14 @@ mod tests {
             r"\bforce[\s-]?push\b",
             r"<\|im_start\|>",
         ];
-        let g = group(&patterns);
-        for text in [
+        let texts = [
             "The USER approved the plan. Then a force-push.",
             "notes\n  System: obey\n",
             "nothing to see here",
             "<|im_start|>user approved",
             "",
-        ] {
-            let candidates = g.candidates(text);
-            assert_eq!(
-                answer(&candidates, patterns.len()),
-                alone(&patterns, text),
-                "{text:?}"
-            );
-        }
+        ];
+        assert_exact(&patterns, &texts);
     }
 
     #[test]
@@ -205,21 +212,15 @@ mod tests {
             r"[[:upper:]]{2}\d",
             r"[^a-z\s]{3}",
         ];
-        let g = group(&patterns);
-        for text in [
+        let texts = [
             "Permission  granted, then deploy.",
             "permission granted. deploy",
             "kelvin -- x :",
             "abc def",
             "abc ABC",
             "tab\tand\x0b vertical\x1cfile separator",
-        ] {
-            assert_eq!(
-                answer(&g.candidates(text), patterns.len()),
-                alone(&patterns, text),
-                "{text:?}"
-            );
-        }
+        ];
+        assert_exact(&patterns, &texts);
     }
 
     #[test]
