@@ -9,12 +9,17 @@
 //! under the same options, in ASCII mode, and answers only for ASCII texts: on a text of
 //! ASCII alone every Unicode class, case fold, `\s`, `\w` and `\b` of a pattern matches
 //! exactly what its ASCII form matches (the non-ASCII members of `(?i)s` or `[^.\n]` never
-//! occur), and ASCII mode compiles a fraction of the automaton Unicode mode does. "Has a match
+//! occur), and ASCII mode compiles a fraction of the automaton Unicode mode does. That holds
+//! for patterns written in ASCII without escapes of code points beyond it (`ſ` and the Kelvin
+//! sign `K` fold to ASCII letters); a group with any other pattern does not build. "Has a match
 //! somewhere" does not depend on match semantics either. Where the group cannot answer
 //! exactly (a text with any non-ASCII character, a pattern ASCII mode refuses, a DFA that
 //! gives up) it says every pattern may match, and the caller runs them all, as it would
-//! without the group. The group compiles within the size limit of one pattern, so a pattern
-//! over its own limit makes the group fail to build and still reports its error where it runs.
+//! without the group. A pattern that does not compile does not compile in the group either,
+//! so the group does not build and the pattern reports its error where it runs; the one
+//! exception is a pattern over its size limit in Unicode mode and under it in ASCII mode,
+//! which the engine never meets: it validates every policy it did not ship by compiling each
+//! pattern whole, and tests compile the built-in ones.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -101,7 +106,7 @@ impl PatternGroup {
     }
 
     fn compile(&self) -> Option<Compiled> {
-        if self.patterns.is_empty() {
+        if self.patterns.is_empty() || !self.patterns.iter().all(|p| ascii_only(p)) {
             return None;
         }
         let o = self.options;
@@ -135,6 +140,25 @@ impl PatternGroup {
             caches: Mutex::new(Vec::new()),
         })
     }
+}
+
+/// Whether `pattern` reads the same in ASCII mode on ASCII text and fails to compile there
+/// wherever it fails in Unicode mode: written in ASCII, with no `\x{…}`, `\u` or `\U` escape
+/// (which may name a code point that folds to an ASCII letter; `\xHH` names at most U+00FF,
+/// none of which folds to ASCII), and no flag group that turns Unicode off (`(?-u)` may match
+/// bytes that are not UTF-8, which Unicode mode refuses).
+fn ascii_only(pattern: &str) -> bool {
+    pattern.is_ascii()
+        && !["\\x{", "\\u", "\\U"].iter().any(|e| pattern.contains(e))
+        && !pattern.split("(?").skip(1).any(|rest| {
+            let flags: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic() || *c == '-')
+                .collect();
+            flags
+                .split_once('-')
+                .is_some_and(|(_, off)| off.contains('u'))
+        })
 }
 
 #[cfg(test)]
@@ -221,6 +245,22 @@ mod tests {
             "tab\tand\x0b vertical\x1cfile separator",
         ];
         assert_exact(&patterns, &texts);
+    }
+
+    #[test]
+    fn a_pattern_ascii_mode_would_read_otherwise_leaves_every_pattern_to_run() {
+        for pattern in [
+            "ſystem",
+            r"\x{17F}ystem",
+            r"\u017Fystem",
+            r"\U{212A}ey",
+            r"(?i-u:system)|(?-u:\xFF)",
+        ] {
+            let patterns = [pattern, r"\bnever\b"];
+            let candidates = group(&patterns).candidates("the system key");
+            assert!(!candidates.answered(), "{pattern}");
+            assert_eq!(answer(&candidates, 2), [true, true], "{pattern}");
+        }
     }
 
     #[test]
