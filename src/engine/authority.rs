@@ -12,6 +12,7 @@
 use crate::policy::Authority;
 
 use super::lazy_regex::{LazyRegex, RegexOptions};
+use super::pattern_set::PatternGroup;
 use super::words::SplitView;
 use super::SourceMessage;
 
@@ -28,10 +29,12 @@ pub struct AuthorityFinding {
 
 /// The policy's authority rules, compiled; each pattern on first use (see [`LazyRegex`]), and
 /// the approval and refusal phrases as one word-bounded alternation each, which matches
-/// wherever one of its phrases does.
+/// wherever one of its phrases does. The role markers and claims are also one
+/// [`PatternGroup`] (markers first), so a text runs only the patterns that match in it.
 pub struct AuthorityChecker {
     claims: Vec<LazyRegex>,
     markers: Vec<LazyRegex>,
+    group: PatternGroup,
     approvals: Option<LazyRegex>,
     refusals: Option<LazyRegex>,
     stopwords: Vec<String>,
@@ -121,7 +124,14 @@ impl AuthorityChecker {
                 ));
             }
         }
+        let group = rules
+            .role_markers
+            .iter()
+            .chain(&rules.claim_patterns)
+            .cloned()
+            .collect();
         Ok(AuthorityChecker {
+            group: PatternGroup::new(group, OPTIONS),
             claims: lazy(&rules.claim_patterns),
             markers: lazy(&rules.role_markers),
             approvals: phrases(&rules.approval_markers),
@@ -211,7 +221,11 @@ impl AuthorityChecker {
                 findings.push(finding);
             }
         };
-        for marker in &self.markers {
+        let candidates = self.group.candidates(text);
+        for (index, marker) in self.markers.iter().enumerate() {
+            if !candidates.may_match(index) {
+                continue;
+            }
             let marker = match marker.get() {
                 Ok(marker) => marker,
                 Err(why) => {
@@ -230,7 +244,10 @@ impl AuthorityChecker {
                 push(finding, findings);
             }
         }
-        for claim in &self.claims {
+        for (index, claim) in self.claims.iter().enumerate() {
+            if !candidates.may_match(self.markers.len() + index) {
+                continue;
+            }
             let claim = match claim.get() {
                 Ok(claim) => claim,
                 Err(why) => {
@@ -287,6 +304,30 @@ impl AuthorityChecker {
                     reason,
                 };
                 push(finding, findings);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AuthorityChecker;
+    use crate::policy::Policy;
+
+    #[test]
+    fn the_built_in_authority_patterns_compile_as_one_group() {
+        for name in ["default", "seed-compatible", "prose"] {
+            let checker = Policy::builtin(name)
+                .map_err(|e| e.to_string())
+                .and_then(|p| AuthorityChecker::new(&p.authority));
+            let Ok(checker) = checker else {
+                panic!("built-in policy {name:?} compiles");
+            };
+            if !checker.is_empty() {
+                assert!(
+                    checker.group.candidates("a plain summary").answered(),
+                    "{name}"
+                );
             }
         }
     }

@@ -23,7 +23,7 @@ use super::verifier::{
     ConflictVerification, ConflictVerifier, ConstraintResult, ParseFailure, VerifierError,
     VerifierInput, VerifierMatch,
 };
-use conflict::{Conflict, Views};
+use conflict::{Conflicts, Views};
 use exclusive::{Contradiction, ExclusiveGroup};
 use slots::{SlotTypes, Template};
 
@@ -61,7 +61,7 @@ pub struct ClosedClauseVerifier {
     types: SlotTypes,
     templates: Vec<Template>,
     required: BTreeMap<String, String>,
-    conflicts: Vec<Conflict>,
+    conflicts: Conflicts,
     exclusive: Vec<ExclusiveGroup>,
 }
 
@@ -125,7 +125,7 @@ impl ClosedClauseVerifier {
             }
             required.insert(item.predicate.clone(), clause);
         }
-        let conflicts = grammar.conflicts.iter().map(Conflict::new).collect();
+        let conflicts = Conflicts::new(&grammar.conflicts);
         let in_grammar = |folded: &str| {
             let words: Vec<&str> = folded.split(' ').collect();
             all_clauses.contains(folded) || templates.iter().any(|t| t.matches(&words, &types))
@@ -158,10 +158,10 @@ impl ClosedClauseVerifier {
             charset.compile_now().map_err(GrammarError::Charset)?;
         }
         self.types.validate(&self.grammar.slots)?;
-        for (conflict, item) in self.conflicts.iter().zip(&self.grammar.conflicts) {
+        for (conflict, item) in self.conflicts.items.iter().zip(&self.grammar.conflicts) {
             conflict.compile_now()?;
             for example in &item.examples {
-                let views = Views::new(example, self.grammar.match_joined_words);
+                let views = Views::new(example, self.grammar.match_joined_words, &self.conflicts);
                 if !matches!(conflict.find(&views), Ok(Some(_))) {
                     return Err(GrammarError::ExampleMissed {
                         id: item.id.clone(),
@@ -170,7 +170,7 @@ impl ClosedClauseVerifier {
                 }
             }
             for example in &item.negative_examples {
-                let views = Views::new(example, self.grammar.match_joined_words);
+                let views = Views::new(example, self.grammar.match_joined_words, &self.conflicts);
                 if !matches!(conflict.find(&views), Ok(None)) {
                     return Err(GrammarError::NegativeMatched {
                         id: item.id.clone(),
@@ -375,7 +375,11 @@ fn sentence_segments(text: &str) -> Option<Vec<Range<usize>>> {
 
 impl ConflictVerifier for ClosedClauseVerifier {
     fn verify(&self, input: &VerifierInput<'_>) -> Result<ConflictVerification, VerifierError> {
-        let views = Views::new(input.summary_text, self.grammar.match_joined_words);
+        let views = Views::new(
+            input.summary_text,
+            self.grammar.match_joined_words,
+            &self.conflicts,
+        );
         let parsed = if input.summary_text.is_empty() {
             Err(ParseFailure {
                 message: "the summary is empty".into(),
@@ -390,7 +394,7 @@ impl ConflictVerifier for ClosedClauseVerifier {
             .iter()
             .any(|marker| views.normalized().contains(marker.as_str()));
         let mut matched: BTreeMap<&str, Vec<VerifierMatch>> = BTreeMap::new();
-        for conflict in &self.conflicts {
+        for conflict in &self.conflicts.items {
             if let Some(span) = conflict.find(&views)? {
                 matched
                     .entry(conflict.predicate.as_str())

@@ -2,7 +2,9 @@
 //! when the grammar matches joined words, on the normalised split view (`git_push` read as
 //! `git push`), and reports it as a byte span of the summary itself. A pattern compiles the
 //! first time it runs; one that does not compile is a verifier error there (fail closed), and
-//! [`Conflict::compile_now`] reports it when a policy is validated.
+//! [`Conflict::compile_now`] reports it when a policy is validated. The grammar's patterns are
+//! also one [`PatternGroup`] over the regex each runs first, so each view runs only the
+//! patterns that match somewhere in it.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -12,6 +14,7 @@ use crate::policy::grammar::ConflictPattern;
 use regex_automata::Input;
 
 use super::super::lazy_regex::{self, RegexOptions};
+use super::super::pattern_set::{Candidates, PatternGroup};
 use super::super::pytext::{self, Normalized};
 use super::super::verifier::VerifierError;
 use super::super::words::SplitView;
@@ -21,7 +24,59 @@ pub(super) struct Conflict {
     pub id: String,
     pub predicate: String,
     pattern: String,
+    /// Its index in the grammar's [`PatternGroup`]; `None` when its first-stage regex cannot
+    /// be derived (it always runs, and reports why where it runs).
+    slot: Option<usize>,
     matcher: OnceLock<Result<Matcher, GrammarError>>,
+}
+
+/// The grammar's conflict patterns and their group.
+pub(super) struct Conflicts {
+    pub items: Vec<Conflict>,
+    group: PatternGroup,
+}
+
+/// How conflict patterns compile: case-sensitive, at most 16 MiB.
+const OPTIONS: RegexOptions = RegexOptions::sized(16 << 20);
+
+impl Conflicts {
+    /// The patterns, each to compile on first use, and their group.
+    pub fn new(items: &[ConflictPattern]) -> Conflicts {
+        let mut firsts = Vec::new();
+        let items = items
+            .iter()
+            .map(|item| {
+                let slot = first_stage(&item.pattern).ok().map(|(_, first, _)| {
+                    firsts.push(first);
+                    firsts.len() - 1
+                });
+                Conflict {
+                    id: item.id.clone(),
+                    predicate: item.predicate.clone(),
+                    pattern: item.pattern.clone(),
+                    slot,
+                    matcher: OnceLock::new(),
+                }
+            })
+            .collect();
+        Conflicts {
+            items,
+            group: PatternGroup::new(firsts, OPTIONS),
+        }
+    }
+}
+
+/// The regex a pattern runs first, as [`Matcher::compile`] builds it: the literals its
+/// leading negative lookbehinds exclude, the lookaround-free regex, and whether that regex
+/// is only a prefilter of a `fancy-regex` pattern.
+fn first_stage(pattern: &str) -> Result<(Vec<String>, String, bool), String> {
+    let (not_after, rest) = leading_negative_literals(pattern);
+    let stripped = pytext::strip_lookarounds(rest)?;
+    Ok(if stripped == rest {
+        (not_after, stripped, false)
+    } else {
+        (Vec::new(), pytext::strip_lookarounds(pattern)?, true)
+    })
 }
 
 /// How a conflict pattern runs. Most patterns need nothing but the `regex` crate; the common
@@ -59,29 +114,33 @@ fn leading_negative_literals(pattern: &str) -> (Vec<String>, &str) {
 
 /// The texts conflict patterns read: the normalised summary and, when joined words are
 /// matched and the summary has any, the normalised split view.
+/// With each, the conflict patterns that may match in it.
 pub(super) struct Views {
-    normalized: Normalized,
-    split: Option<(SplitView, Normalized)>,
+    normalized: (Normalized, Candidates),
+    split: Option<(SplitView, Normalized, Candidates)>,
 }
 
 impl Views {
-    pub fn new(summary: &str, joined_words: bool) -> Views {
+    pub fn new(summary: &str, joined_words: bool, conflicts: &Conflicts) -> Views {
         let split = joined_words
             .then(|| SplitView::new(summary))
             .filter(SplitView::is_split)
             .map(|view| {
                 let normalized = Normalized::new(&view.text);
-                (view, normalized)
+                let candidates = conflicts.group.candidates(&normalized.text);
+                (view, normalized, candidates)
             });
+        let normalized = Normalized::new(summary);
+        let candidates = conflicts.group.candidates(&normalized.text);
         Views {
-            normalized: Normalized::new(summary),
+            normalized: (normalized, candidates),
             split,
         }
     }
 
     /// The normalised summary (what probabilistic markers are looked for in).
     pub fn normalized(&self) -> &str {
-        &self.normalized.text
+        &self.normalized.0.text
     }
 }
 
@@ -91,35 +150,21 @@ impl Matcher {
             id: id.to_owned(),
             reason,
         };
-        let build =
-            |pattern: &str| lazy_regex::build(pattern, RegexOptions::sized(16 << 20)).map_err(&bad);
-        let (not_after, rest) = leading_negative_literals(pattern);
-        let stripped = pytext::strip_lookarounds(rest).map_err(&bad)?;
-        Ok(if stripped == rest {
-            Matcher::Plain {
-                regex: build(rest)?,
-                not_after,
-            }
-        } else {
+        let build = |pattern: &str| lazy_regex::build(pattern, OPTIONS).map_err(&bad);
+        let (not_after, first, fancy) = first_stage(pattern).map_err(&bad)?;
+        let regex = build(&first)?;
+        Ok(if fancy {
             Matcher::Fancy {
-                prefilter: build(&pytext::strip_lookarounds(pattern).map_err(&bad)?)?,
+                prefilter: regex,
                 exact: OnceLock::new(),
             }
+        } else {
+            Matcher::Plain { regex, not_after }
         })
     }
 }
 
 impl Conflict {
-    /// The pattern, to compile on first use.
-    pub fn new(item: &ConflictPattern) -> Conflict {
-        Conflict {
-            id: item.id.clone(),
-            predicate: item.predicate.clone(),
-            pattern: item.pattern.clone(),
-            matcher: OnceLock::new(),
-        }
-    }
-
     fn matcher(&self) -> Result<&Matcher, &GrammarError> {
         self.matcher
             .get_or_init(|| Matcher::compile(&self.id, &self.pattern))
@@ -154,10 +199,17 @@ impl Conflict {
     /// The first match, as a byte span of the summary the views were made from: on the
     /// normalised summary first, then on the split view (widened to the tokens it touched).
     pub fn find(&self, views: &Views) -> Result<Option<Range<usize>>, VerifierError> {
-        if let Some(found) = self.find_in(&views.normalized.text)? {
-            return Ok(Some(views.normalized.source_span(found.start, found.end)));
+        let may_match = |candidates: &Candidates| self.slot.is_none_or(|i| candidates.may_match(i));
+        let (normalized, candidates) = &views.normalized;
+        if may_match(candidates) {
+            if let Some(found) = self.find_in(&normalized.text)? {
+                return Ok(Some(normalized.source_span(found.start, found.end)));
+            }
         }
-        if let Some((split, normalized)) = &views.split {
+        if let Some((split, normalized, candidates)) = &views.split {
+            if !may_match(candidates) {
+                return Ok(None);
+            }
             if let Some(found) = self.find_in(&normalized.text)? {
                 let in_view = normalized.source_span(found.start, found.end);
                 return Ok(Some(split.source_span(in_view)));
@@ -202,6 +254,29 @@ impl Conflict {
                     .map_err(|e| {
                         VerifierError(format!("conflict pattern \"{}\" failed: {e}", self.id))
                     })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Conflicts;
+    use crate::policy::Policy;
+
+    #[test]
+    fn the_built_in_grammars_conflict_patterns_compile_as_one_group() {
+        for name in ["default", "seed-compatible", "prose"] {
+            let Ok(policy) = Policy::builtin(name) else {
+                panic!("built-in policy {name:?} loads");
+            };
+            let conflicts = Conflicts::new(&policy.grammar.conflicts);
+            assert!(conflicts.items.iter().all(|c| c.slot.is_some()), "{name}");
+            if !conflicts.items.is_empty() {
+                assert!(
+                    conflicts.group.candidates("a plain summary").answered(),
+                    "{name}"
+                );
             }
         }
     }
