@@ -181,10 +181,9 @@ mod tests {
 
     #[test]
     fn a_broken_pattern_says_what_the_regex_crate_says() {
-        let err = RuleRegex::new("(unclosed", false, 1 << 20).unwrap_err();
-        let expected = regex::bytes::Regex::new("(unclosed")
-            .unwrap_err()
-            .to_string();
+        let broken = String::from("(unclosed");
+        let err = RuleRegex::new(&broken, false, 1 << 20).unwrap_err();
+        let expected = regex::bytes::Regex::new(&broken).unwrap_err().to_string();
         assert_eq!(err, expected);
     }
 }
