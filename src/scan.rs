@@ -242,7 +242,7 @@ impl Scanner {
     /// compile is caught by the embedded-asset tests, which call this.
     pub fn compile_all(&self) -> Result<(), RuleError> {
         for r in self.rules.iter() {
-            r.compiled()?;
+            r.compiled_fully()?;
         }
         if let Some(d) = &self.digit_rules {
             d.set(&self.rules)?;

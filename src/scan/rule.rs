@@ -11,14 +11,16 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::shape::{self, ValueShape};
 use super::validate::Validator;
 
+mod engine;
 mod search;
+
+pub(super) use engine::RuleRegex;
 
 pub(super) use search::{find_group, MatchCtx};
 
@@ -169,7 +171,7 @@ pub struct Rule {
 /// A rule's compiled regex and where its value sits in a match.
 #[derive(Debug, Clone)]
 pub(super) struct Compiled {
-    pub regex: Regex,
+    pub regex: RuleRegex,
     /// Where the value sits in a match, so most matches need no capture extraction.
     value_shape: ValueShape,
     /// The token regex without its boundary context, for a vendor-prefixed rule (see `glued`).
@@ -178,12 +180,7 @@ pub(super) struct Compiled {
 
 /// Compiles one rule's regex with the scanner's limits.
 fn build_regex(pattern: &str, unicode: bool) -> Result<Compiled, String> {
-    let regex = RegexBuilder::new(pattern)
-        .unicode(unicode)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let regex = RuleRegex::new(pattern, unicode, REGEX_SIZE_LIMIT)?;
     let groups = regex.captures_len().saturating_sub(1);
     let first_name = regex.capture_names().nth(1).flatten();
     let value_shape = shape::value_shape(pattern, unicode, groups, first_name);

@@ -4,11 +4,12 @@
 
 use std::ops::Range;
 
-use regex::bytes::Regex;
+use regex_automata::util::captures::Captures;
+use regex_automata::Span;
 
 use super::super::validate::{self, Outcome};
 use super::super::{filter, glued, RawMatch};
-use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, ValueShape};
+use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, RuleRegex, ValueShape};
 
 /// What a validator sees of one match: the value, the named `key` group, and the text around.
 pub(in crate::scan) struct MatchCtx<'a> {
@@ -35,6 +36,20 @@ impl Rule {
                 id: self.id.clone(),
                 reason: reason.clone(),
             })
+    }
+
+    /// The rule's regex on every engine it may run on (see `engine`): an error says which rule
+    /// and why it does not compile.
+    pub(in crate::scan) fn compiled_fully(&self) -> Result<&Compiled, RuleError> {
+        let compiled = self.compiled()?;
+        compiled
+            .regex
+            .compile_fast()
+            .map_err(|reason| RuleError::Regex {
+                id: self.id.clone(),
+                reason,
+            })?;
+        Ok(compiled)
     }
 
     /// Whether the regex has been compiled (or tried).
@@ -92,7 +107,7 @@ impl Rule {
             self.search_captures(regex, text, hay, window.start, found);
             return true;
         }
-        for m in regex.find_iter(hay) {
+        for m in regex.engine(hay.len()).find_iter(hay) {
             let value = match compiled.value_shape.value(m.range()) {
                 Some(value) => value,
                 // Only a match at the window's start is ambiguous; its captures decide.
@@ -110,7 +125,7 @@ impl Rule {
     /// `hay` is the window of `text` that starts at byte `offset`.
     fn search_captures(
         &self,
-        regex: &Regex,
+        regex: &RuleRegex,
         text: &str,
         hay: &[u8],
         offset: usize,
@@ -118,16 +133,16 @@ impl Rule {
     ) {
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
-        for caps in regex.captures_iter(hay) {
+        for caps in regex.engine(hay.len()).captures_iter(hay) {
             let floor = searched_from;
-            searched_from = caps.get(0).map_or(searched_from, |m| m.end());
+            searched_from = caps.get_group(0).map_or(searched_from, |m| m.end);
             let Some(m) = value_group(regex, &caps) else {
                 continue;
             };
-            let span = offset + m.start()..offset + m.end();
-            let key = caps.name("key").and_then(|k| {
-                let start = name_start(hay, k.start(), floor, self.key_prefix);
-                text.get(offset + start..offset + k.end())
+            let span = offset + m.start..offset + m.end;
+            let key = caps.get_group_by_name("key").and_then(|k| {
+                let start = name_start(hay, k.start, floor, self.key_prefix);
+                text.get(offset + start..offset + k.end)
             });
             found(span, key);
         }
@@ -238,19 +253,16 @@ fn failed(rule: usize, window: Range<usize>) -> RawMatch {
 }
 
 /// The value: the `secret` group, else the first group that is not `key`, else the match.
-fn value_group<'h>(
-    regex: &Regex,
-    caps: &regex::bytes::Captures<'h>,
-) -> Option<regex::bytes::Match<'h>> {
+fn value_group(regex: &RuleRegex, caps: &Captures) -> Option<Span> {
     let first_value = || {
         caps.iter()
             .zip(regex.capture_names())
             .skip(1)
             .find_map(|(m, name)| if name == Some("key") { None } else { m })
     };
-    caps.name("secret")
+    caps.get_group_by_name("secret")
         .or_else(first_value)
-        .or_else(|| caps.get(0))
+        .or_else(|| caps.get_group(0))
 }
 
 /// How far a name reaches back from `at` in `hay`: over at most `max` name bytes, not before

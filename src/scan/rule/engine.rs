@@ -1,0 +1,189 @@
+//! A rule's regex, first on the engines that are cheap to build. Most processes run a rule on
+//! a few short windows (the gate's fields), where building the literal prefilter, the lazy DFA
+//! and its reverse NFA costs more than every search it would speed up; so a rule's regex starts
+//! on the NFA engines alone (PikeVM, bounded backtracker, one-pass DFA) and builds the fast
+//! ones once it has searched [`WARM_BYTES`], using them from then on. Both are the regex the
+//! `regex` crate's `bytes::RegexBuilder` builds, with the same syntax and match semantics, so
+//! which one answers never changes a match (the fast one is built exactly as that builder
+//! builds it). A pattern that does not compile reports what the `regex` crate says of it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use regex_automata::util::captures::Captures;
+use regex_automata::util::syntax;
+use regex_automata::{meta, MatchKind, PatternID};
+
+/// Bytes a rule searches on its NFA engines before it builds the fast ones: about where the
+/// search time those save exceeds what building them costs.
+pub(in crate::scan) const WARM_BYTES: usize = 8 << 10;
+
+/// A rule's compiled regex (see the module docs); it answers as `regex::bytes::Regex` does.
+#[derive(Debug)]
+pub(in crate::scan) struct RuleRegex {
+    pattern: String,
+    unicode: bool,
+    size_limit: usize,
+    cheap: meta::Regex,
+    fast: OnceLock<Result<meta::Regex, String>>,
+    searched: AtomicUsize,
+}
+
+impl Clone for RuleRegex {
+    fn clone(&self) -> RuleRegex {
+        RuleRegex {
+            pattern: self.pattern.clone(),
+            unicode: self.unicode,
+            size_limit: self.size_limit,
+            cheap: self.cheap.clone(),
+            fast: self.fast.clone(),
+            searched: AtomicUsize::new(self.searched.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl RuleRegex {
+    /// Compiles `pattern` on the NFA engines; the error is the `regex` crate's.
+    pub fn new(pattern: &str, unicode: bool, size_limit: usize) -> Result<RuleRegex, String> {
+        let cheap = build(pattern, unicode, size_limit, false)
+            .map_err(|e| explain(pattern, unicode, size_limit, e))?;
+        Ok(RuleRegex {
+            pattern: pattern.to_owned(),
+            unicode,
+            size_limit,
+            cheap,
+            fast: OnceLock::new(),
+            searched: AtomicUsize::new(0),
+        })
+    }
+
+    /// Builds the fast engines now: why they do not build, if they do not.
+    pub fn compile_fast(&self) -> Result<(), String> {
+        self.fast()
+            .map(|_| ())
+            .map_err(|e| explain(&self.pattern, self.unicode, self.size_limit, e.clone()))
+    }
+
+    fn fast(&self) -> Result<&meta::Regex, &String> {
+        self.fast
+            .get_or_init(|| build(&self.pattern, self.unicode, self.size_limit, true))
+            .as_ref()
+    }
+
+    /// The engine to search `len` more bytes with. Should the fast engines not build (a
+    /// reverse NFA over its size limit), the NFA engines keep answering, with the same matches.
+    pub fn engine(&self, len: usize) -> &meta::Regex {
+        let before = self.searched.fetch_add(len, Ordering::Relaxed);
+        if before.saturating_add(len) <= WARM_BYTES {
+            return &self.cheap;
+        }
+        self.fast().unwrap_or(&self.cheap)
+    }
+
+    pub fn is_match(&self, hay: &[u8]) -> bool {
+        self.engine(hay.len()).is_match(hay)
+    }
+
+    /// The number of groups, the whole match's included.
+    pub fn captures_len(&self) -> usize {
+        self.cheap.captures_len()
+    }
+
+    /// Each group's name, the whole match's (`None`) first.
+    pub fn capture_names(&self) -> impl Iterator<Item = Option<&str>> {
+        self.cheap.group_info().pattern_names(PatternID::ZERO)
+    }
+
+    /// The captures of the first match in `hay`, if any.
+    pub fn captures(&self, hay: &[u8]) -> Option<Captures> {
+        let engine = self.engine(hay.len());
+        let mut caps = engine.create_captures();
+        engine.captures(hay, &mut caps);
+        caps.is_match().then_some(caps)
+    }
+}
+
+/// `pattern` on the meta engine as `regex::bytes::RegexBuilder` configures it (`fast`), or the
+/// same without the literal prefilter, the lazy and full DFAs (`!fast`).
+fn build(
+    pattern: &str,
+    unicode: bool,
+    size_limit: usize,
+    fast: bool,
+) -> Result<meta::Regex, String> {
+    let mut config = meta::Config::new()
+        .nfa_size_limit(Some(size_limit))
+        .hybrid_cache_capacity(size_limit)
+        .match_kind(MatchKind::LeftmostFirst)
+        .utf8_empty(false);
+    if !fast {
+        config = config.auto_prefilter(false).hybrid(false).dfa(false);
+    }
+    let syntax = syntax::Config::new().unicode(unicode).utf8(false);
+    meta::Builder::new()
+        .configure(config)
+        .syntax(syntax)
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+/// Why `pattern` does not compile, as the `regex` crate says it (what is wrong and where), or
+/// `meta_error` when the `regex` crate compiles it.
+fn explain(pattern: &str, unicode: bool, size_limit: usize, meta_error: String) -> String {
+    regex::bytes::RegexBuilder::new(pattern)
+        .unicode(unicode)
+        .size_limit(size_limit)
+        .dfa_size_limit(size_limit)
+        .build()
+        .err()
+        .map_or(meta_error, |e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_engines_find_what_the_regex_crate_finds() {
+        let patterns = [
+            r"(?i)\b(?:api[_-]?key)\W{0,3}(?P<secret>[A-Za-z0-9]{16,40})\b",
+            r"(?:^|[^0-9A-Za-z])(\d{3}-\d{2}-\d{4})(?:[^0-9]|$)",
+            r"\bghp_[A-Za-z0-9]{36}\b",
+            r"x*",
+        ];
+        let hay: &[u8] =
+            b"apiKey: Ab3dEf6hIj9kLm2nOp5q, ssn 123-45-6789; ghp_abcdefghijklmnopqrstuvwxyz0123456789 \xff";
+        for p in patterns {
+            let expected = regex::bytes::RegexBuilder::new(p)
+                .unicode(false)
+                .build()
+                .unwrap();
+            let want: Vec<_> = expected.find_iter(hay).map(|m| m.range()).collect();
+            let rule = RuleRegex::new(p, false, 1 << 20).unwrap();
+            for engine in [&rule.cheap, rule.fast().unwrap()] {
+                let got: Vec<_> = engine.find_iter(hay).map(|m| m.range()).collect();
+                assert_eq!(got, want, "{p}");
+            }
+            assert_eq!(rule.captures_len(), expected.captures_len());
+            assert!(rule.capture_names().eq(expected.capture_names()));
+        }
+    }
+
+    #[test]
+    fn the_fast_engines_are_built_once_enough_was_searched() {
+        let rule = RuleRegex::new(r"\bkey\b", false, 1 << 20).unwrap();
+        assert!(rule.is_match(b"the key"));
+        assert!(rule.fast.get().is_none());
+        assert!(!rule.is_match(&[b'a'; WARM_BYTES]));
+        assert!(rule.fast.get().is_some());
+        rule.compile_fast().unwrap();
+    }
+
+    #[test]
+    fn a_broken_pattern_says_what_the_regex_crate_says() {
+        let broken = String::from("(unclosed");
+        let err = RuleRegex::new(&broken, false, 1 << 20).unwrap_err();
+        let expected = regex::bytes::Regex::new(&broken).unwrap_err().to_string();
+        assert_eq!(err, expected);
+    }
+}
