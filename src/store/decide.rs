@@ -178,9 +178,8 @@ impl Store {
         known_reason(request, rules)?;
         self.refuse_if_seen_decided(id)?;
         self.write(|tx, log, _| {
-            let verified = self.verifier()?;
+            let (verified, state) = self.verified_for_write(log, id)?;
             let reviewer = known_reviewer(&verified, key)?;
-            let state = self.verified_compaction_with(&verified, id)?;
             decidable(&state, request)?;
             let signed = |kind| {
                 target_receipt(&state, kind)
@@ -292,9 +291,8 @@ impl Store {
         key: &NamedKey,
     ) -> Result<u64, DecisionError> {
         self.write(|tx, log, _| {
-            let verified = self.verifier()?;
+            let (verified, state) = self.verified_for_write(log, id)?;
             let reviewer = known_reviewer(&verified, key)?;
-            let state = self.verified_compaction_with(&verified, id)?;
             let receipt = target_receipt(&state, ReceiptKind::Reveal)
                 .with("finding_id", finding_id)
                 .with("reviewer", reviewer.name.as_str())

@@ -33,7 +33,16 @@ pub struct Appended {
     pub receipt_json: String,
 }
 
+/// A signed tree head: the size and root of a tree the store's key signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub size: u64,
+    pub root: Hash,
+}
+
 pub(crate) struct LogWriter {
+    key: VerifyingKey,
+    head: Head,
     next_seq: u64,
     prev: String,
     frontier: Frontier,
@@ -149,18 +158,26 @@ fn insert_nodes(conn: &dyn Conn, nodes: &[(u32, u64, Hash)]) -> Result<(), Store
 }
 
 impl LogWriter {
-    /// Reads and checks the tail of the log (see the module docs); a tail that does not check
-    /// out is [`StoreError::LogTampered`] and nothing is written.
+    /// Reads and checks the tail of the log (see the module docs), the tail entry and the
+    /// latest checkpoint in one query; a tail that does not check out is
+    /// [`StoreError::LogTampered`] and nothing is written.
     pub fn load(conn: &dyn Conn, key: &VerifyingKey, origin: &str) -> Result<Self, StoreError> {
         let tail = conn
             .opt(
-                "SELECT seq, receipt_json FROM audit_entries ORDER BY seq DESC LIMIT 1",
+                "SELECT seq, receipt_json,
+                        (SELECT note FROM checkpoints ORDER BY tree_size DESC, id DESC LIMIT 1)
+                 FROM audit_entries ORDER BY seq DESC LIMIT 1",
                 &[],
-                |r| Ok((r.count(0)?, r.string(1)?)),
+                |r| Ok((r.count(0)?, r.string(1)?, r.opt_string(2)?)),
             )
             .map_err(StoreError::sql("reading the audit log tail"))?;
-        let Some((size, body)) = tail else {
+        let Some((size, body, note)) = tail else {
             return Ok(LogWriter {
+                key: *key,
+                head: Head {
+                    size: 0,
+                    root: merkle::empty_root(),
+                },
                 next_seq: 1,
                 prev: GENESIS_PREV.to_owned(),
                 frontier: Frontier::new(),
@@ -169,11 +186,11 @@ impl LogWriter {
                 nodes: Vec::new(),
             });
         };
-        let signed = latest_note(conn)?
+        let signed = note
             .ok_or_else(|| {
                 StoreError::LogTampered(format!("its {size} entries have no signed checkpoint"))
             })
-            .and_then(|(_, note)| {
+            .and_then(|note| {
                 Checkpoint::open(&note, origin, key).map_err(|e| {
                     StoreError::LogTampered(format!("its latest checkpoint does not verify: {e}"))
                 })
@@ -198,6 +215,11 @@ impl LogWriter {
             )));
         }
         Ok(LogWriter {
+            key: *key,
+            head: Head {
+                size,
+                root: signed.root,
+            },
             next_seq: size + 1,
             prev: hex(&sha2::Sha256::digest(body.as_bytes())),
             frontier,
@@ -205,6 +227,18 @@ impl LogWriter {
             entries: Vec::new(),
             nodes: Vec::new(),
         })
+    }
+
+    /// The head [`LogWriter::load`] verified with [`LogWriter::key`]: the latest checkpoint,
+    /// signed by that key, covering the whole log as the transaction found it (the empty
+    /// tree for an empty log). The write lock keeps it the log's head until the commit.
+    pub fn head(&self) -> Head {
+        self.head
+    }
+
+    /// The key the head was verified with.
+    pub fn key(&self) -> &VerifyingKey {
+        &self.key
     }
 
     pub fn time(&self) -> &str {

@@ -51,6 +51,8 @@ pub(crate) struct Postgres {
     lost_race: Cell<bool>,
     /// Whether the open transaction is a [`Tx::Serializable`] one.
     serializable: Cell<bool>,
+    /// The log size [`Conn::announce`] asked to announce, sent with the commit.
+    announced: Cell<Option<u64>>,
 }
 
 struct Inner {
@@ -231,25 +233,45 @@ impl Conn for Postgres {
         self.run(sql)
     }
 
+    /// A write transaction and its lock in one round trip (the lock's number is ours, not
+    /// anyone's input); a transaction whose lock failed is rolled back.
     fn begin(&self, tx: Tx) -> Result<(), SqlError> {
         self.lost_race.set(false);
         self.serializable.set(tx == Tx::Serializable);
-        match tx {
-            Tx::Write => {
-                self.run("BEGIN")?;
-                self.execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(self.lock)])
-                    .map(|_| ())
-            }
+        self.announced.set(None);
+        let started = match tx {
+            Tx::Write => self.run(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({})",
+                self.lock
+            )),
             Tx::Serializable => self.run("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             Tx::Read => self.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+        };
+        if started.is_err() {
+            let _ = self.run("ROLLBACK");
         }
+        started
     }
 
+    /// Commits, with the announcement [`Conn::announce`] asked for in the same round trip: a
+    /// `NOTIFY` is delivered only when its transaction commits, so it cannot come early. A
+    /// batch that failed part-way is rolled back, so no transaction is left open.
     fn commit(&self) -> Result<(), SqlError> {
-        self.run("COMMIT")
+        let done = match self.announced.take() {
+            Some(size) => self.run(&format!(
+                "SELECT pg_notify('{}', '{size}'); COMMIT",
+                self.channel.replace('\'', "")
+            )),
+            None => self.run("COMMIT"),
+        };
+        if done.is_err() {
+            let _ = self.run("ROLLBACK");
+        }
+        done
     }
 
     fn rollback(&self) -> Result<(), SqlError> {
+        self.announced.set(None);
         self.run("ROLLBACK")
     }
 
@@ -284,13 +306,9 @@ impl Conn for Postgres {
         Ok(())
     }
 
+    /// Sent with the commit ([`Conn::commit`]), not a round trip of its own.
     fn announce(&self, size: u64) -> Result<(), SqlError> {
-        let size = size.to_string();
-        let channel = self.channel.clone();
-        self.execute(
-            "SELECT pg_notify(?1, ?2)",
-            &[Param::Text(&channel), Param::Text(&size)],
-        )?;
+        self.announced.set(Some(size));
         Ok(())
     }
 }
@@ -325,6 +343,7 @@ pub(crate) fn connect(url: &str, read_only: bool) -> Result<Postgres, StoreError
         channel: String::new(),
         lost_race: Cell::new(false),
         serializable: Cell::new(false),
+        announced: Cell::new(None),
     };
     let setup = if read_only {
         "SET client_min_messages = warning; SET default_transaction_read_only = on"
