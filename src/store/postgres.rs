@@ -35,11 +35,17 @@ use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Statement};
 use sha2::{Digest, Sha256};
 
-use super::sql::{dollar_placeholders, Conn, Dialect, Param, Row, SqlError, Tx};
+use super::sql::{
+    dollar_placeholders, shifted_placeholders, Conn, Dialect, Param, Row, SqlError, Tx,
+};
 use super::StoreError;
 
 /// Prepared statements kept per connection before the cache starts over.
 const CACHED_STATEMENTS: usize = 512;
+
+/// Parameters bound to one statement of [`Conn::execute_all`] at most (the protocol allows
+/// 65,535).
+const PARAMS_PER_STATEMENT: usize = 16_384;
 
 pub(crate) struct Postgres {
     inner: RefCell<Inner>,
@@ -162,6 +168,32 @@ impl Postgres {
         e.into()
     }
 
+    /// `writes` as one statement (see [`Conn::execute_all`]).
+    fn execute_as_one(&self, writes: &[(&str, &[Param<'_>])]) -> Result<(), SqlError> {
+        let Some(((last, last_values), parts)) = writes.split_last() else {
+            return Ok(());
+        };
+        if parts.is_empty() {
+            return self.execute(last, last_values).map(|_| ());
+        }
+        let mut values: Vec<Param<'_>> = Vec::new();
+        let mut with = Vec::with_capacity(parts.len());
+        for (i, (sql, part)) in parts.iter().enumerate() {
+            with.push(format!(
+                "w{i} AS ({})",
+                shifted_placeholders(sql, values.len())
+            ));
+            values.extend(part.iter().cloned());
+        }
+        let sql = format!(
+            "WITH {} {}",
+            with.join(", "),
+            shifted_placeholders(last, values.len())
+        );
+        values.extend(last_values.iter().cloned());
+        self.execute(&sql, &values).map(|_| ())
+    }
+
     fn run(&self, sql: &str) -> Result<(), SqlError> {
         let result = self.inner()?.client.batch_execute(sql);
         result.map_err(|e| self.note(e))
@@ -223,6 +255,24 @@ impl Conn for Postgres {
             each(&PgRow(&row))?;
         }
         Ok(())
+    }
+
+    /// Runs `writes` as few statements as the parameter limit allows, each one `WITH w0 AS
+    /// (first), w1 AS (second), … last`: the parts run on one snapshot and none sees another's
+    /// rows, which is why the callers' writes must not depend on each other.
+    fn execute_all(&self, writes: &[(&str, &[Param<'_>])]) -> Result<(), SqlError> {
+        let mut group: Vec<(&str, &[Param<'_>])> = Vec::new();
+        let mut bound = 0;
+        for &(sql, values) in writes {
+            if !group.is_empty() && bound + values.len() > PARAMS_PER_STATEMENT {
+                self.execute_as_one(&group)?;
+                group.clear();
+                bound = 0;
+            }
+            bound += values.len();
+            group.push((sql, values));
+        }
+        self.execute_as_one(&group)
     }
 
     fn batch(&self, sql: &str) -> Result<(), SqlError> {
