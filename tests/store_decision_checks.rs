@@ -252,7 +252,7 @@ fn a_decision_refuses_cached_columns_that_disagree_with_receipts(s: TestStore) {
         let id = V::T(item.compaction_id.clone());
         let was = s.raw().query(
             &format!("SELECT {column} FROM compactions WHERE id = ?1"),
-            &[id.clone()],
+            std::slice::from_ref(&id),
         );
         let was = was.first().unwrap()[0].clone();
         let set = format!("UPDATE compactions SET {column} = ?2 WHERE id = ?1");
