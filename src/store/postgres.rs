@@ -43,9 +43,10 @@ use super::StoreError;
 /// Prepared statements kept per connection before the cache starts over.
 const CACHED_STATEMENTS: usize = 512;
 
-/// Parameters bound to one statement of [`Conn::execute_all`] at most (the protocol allows
-/// 65,535).
-const PARAMS_PER_STATEMENT: usize = 16_384;
+/// Parameters bound to one statement of [`Conn::execute_all`] at most: a single write's
+/// rows go in one round trip, while a batch's large inserts stay statements of their own
+/// (a new text for every batch shape would be prepared and planned each time).
+const PARAMS_PER_STATEMENT: usize = 2_048;
 
 pub(crate) struct Postgres {
     inner: RefCell<Inner>,
