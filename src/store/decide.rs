@@ -177,10 +177,10 @@ impl Store {
         let id = request.compaction_id.as_str();
         known_reason(request, rules)?;
         self.refuse_if_seen_decided(id)?;
-        self.write(|tx, log, _| {
-            let verified = self.verifier()?;
+        self.write(|_, log, _| {
+            let time = log.time().to_owned();
+            let (verified, state) = self.verified_for_write(log, id)?;
             let reviewer = known_reviewer(&verified, key)?;
-            let state = self.verified_compaction_with(&verified, id)?;
             decidable(&state, request)?;
             let signed = |kind| {
                 target_receipt(&state, kind)
@@ -207,7 +207,7 @@ impl Store {
                     });
                 }
                 let approval = log.append(&signed(ReceiptKind::Approval), Some(key))?;
-                tx.execute(
+                log.write_with(
                     "INSERT INTO approvals (compaction_id, reviewer, key_id, report_sha256, reason,
                          note, receipt_seq, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -219,10 +219,9 @@ impl Store {
                         &request.reason,
                         &request.note,
                         approval.seq,
-                        log.time()
+                        &time
                     ],
-                )
-                .map_err(StoreError::sql("recording an approval"))?;
+                )?;
                 approvers = state
                     .approvals
                     .iter()
@@ -241,7 +240,7 @@ impl Store {
                 .with("decision", request.action.as_str())
                 .with("approval_receipt_seqs", approvers);
             let appended = log.append(&receipt, Some(key))?;
-            tx.execute(
+            log.write_with(
                 "INSERT INTO decisions (compaction_id, action, reason, note, reviewer, key_id,
                      report_sha256, receipt_seq, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -254,16 +253,14 @@ impl Store {
                     &reviewer.key_id,
                     &state.report_sha256,
                     appended.seq,
-                    log.time()
+                    &time
                 ],
-            )
-            .map_err(StoreError::sql("recording a decision"))?;
+            )?;
             let status = request.action.status();
-            tx.execute(
+            log.write_with(
                 "UPDATE compactions SET status = ?2 WHERE id = ?1",
                 &params![id, status.as_str()],
-            )
-            .map_err(StoreError::sql("updating the status"))?;
+            )?;
             Ok(DecisionOutcome::Decided {
                 status,
                 receipt_seq: appended.seq,
@@ -291,16 +288,16 @@ impl Store {
         finding_id: &str,
         key: &NamedKey,
     ) -> Result<u64, DecisionError> {
-        self.write(|tx, log, _| {
-            let verified = self.verifier()?;
+        self.write(|_, log, _| {
+            let time = log.time().to_owned();
+            let (verified, state) = self.verified_for_write(log, id)?;
             let reviewer = known_reviewer(&verified, key)?;
-            let state = self.verified_compaction_with(&verified, id)?;
             let receipt = target_receipt(&state, ReceiptKind::Reveal)
                 .with("finding_id", finding_id)
                 .with("reviewer", reviewer.name.as_str())
                 .with("reviewer_key_id", reviewer.key_id.as_str());
             let appended = log.append(&receipt, Some(key))?;
-            tx.execute(
+            log.write_with(
                 "INSERT INTO reveals (compaction_id, finding_id, reviewer, key_id, receipt_seq,
                      created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -310,10 +307,9 @@ impl Store {
                     &reviewer.name,
                     &reviewer.key_id,
                     appended.seq,
-                    log.time()
+                    &time
                 ],
-            )
-            .map_err(StoreError::sql("recording a reveal"))?;
+            )?;
             Ok(appended.seq)
         })
     }

@@ -6,9 +6,12 @@
 //! extends (and signs) a tree it did not recompute. It then appends any number of receipts,
 //! storing each leaf and every subtree it completes (`audit_nodes`, from which inclusion
 //! proofs are read), and on `finish` writes them (many rows per statement) and signs the new
-//! tree head. Because all of it happens in the same write transaction as the rows the
-//! receipts describe, a crash leaves either both or neither. Nothing in a write transaction
-//! reads the log after appending to it.
+//! tree head, with the rows the caller queued beside them ([`LogWriter::write_with`]): one
+//! round trip on PostgreSQL. Because all of it happens in the same write transaction as the
+//! rows the receipts describe, a crash leaves either both or neither. Nothing in a write
+//! transaction reads the log after appending to it. The head it verified is the one the
+//! transaction's verified reads prove receipts against ([`LogWriter::head`]): under the
+//! write lock no one else can move it, so it is read and checked once per write.
 
 use std::collections::HashMap;
 
@@ -17,7 +20,7 @@ use base64::Engine as _;
 use ed25519_dalek::VerifyingKey;
 use sha2::Digest as _;
 
-use super::sql::{insert_rows, params, Conn, Param};
+use super::sql::{inserts, params, Conn, Param};
 use super::StoreError;
 use crate::audit::keys::NamedKey;
 use crate::audit::merkle::{self, leaf_hash, Frontier, Hash};
@@ -33,7 +36,16 @@ pub struct Appended {
     pub receipt_json: String,
 }
 
+/// A signed tree head: the size and root of a tree the store's key signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub size: u64,
+    pub root: Hash,
+}
+
 pub(crate) struct LogWriter {
+    key: VerifyingKey,
+    head: Head,
     next_seq: u64,
     prev: String,
     frontier: Frontier,
@@ -42,6 +54,8 @@ pub(crate) struct LogWriter {
     entries: Vec<Entry>,
     /// Tree nodes completed in this transaction, written by `finish`.
     nodes: Vec<(u32, u64, Hash)>,
+    /// The caller's row writes queued to go with the log's ([`LogWriter::write_with`]).
+    queued: Vec<(&'static str, Vec<Param<'static>>)>,
 }
 
 /// One receipt to store.
@@ -133,8 +147,11 @@ fn push_leaf(frontier: &mut Frontier, nodes: &mut Vec<(u32, u64, Hash)>, leaf: H
     }
 }
 
-fn insert_nodes(conn: &dyn Conn, nodes: &[(u32, u64, Hash)]) -> Result<(), StoreError> {
-    let values: Vec<Param<'_>> = nodes
+/// The columns of `audit_nodes`, in the order [`node_values`] lists them.
+const NODE_COLUMNS: [&str; 3] = ["level", "idx", "hash"];
+
+fn node_values(nodes: &[(u32, u64, Hash)]) -> Vec<Param<'_>> {
+    nodes
         .iter()
         .flat_map(|(level, index, hash)| {
             [
@@ -143,37 +160,44 @@ fn insert_nodes(conn: &dyn Conn, nodes: &[(u32, u64, Hash)]) -> Result<(), Store
                 Param::Bytes(hash.as_slice()),
             ]
         })
-        .collect();
-    insert_rows(conn, "audit_nodes", &["level", "idx", "hash"], &values)
-        .map_err(StoreError::sql("storing the audit tree"))
+        .collect()
 }
 
 impl LogWriter {
-    /// Reads and checks the tail of the log (see the module docs); a tail that does not check
-    /// out is [`StoreError::LogTampered`] and nothing is written.
+    /// Reads and checks the tail of the log (see the module docs), the tail entry and the
+    /// latest checkpoint in one query; a tail that does not check out is
+    /// [`StoreError::LogTampered`] and nothing is written.
     pub fn load(conn: &dyn Conn, key: &VerifyingKey, origin: &str) -> Result<Self, StoreError> {
         let tail = conn
             .opt(
-                "SELECT seq, receipt_json FROM audit_entries ORDER BY seq DESC LIMIT 1",
+                "SELECT seq, receipt_json,
+                        (SELECT note FROM checkpoints ORDER BY tree_size DESC, id DESC LIMIT 1)
+                 FROM audit_entries ORDER BY seq DESC LIMIT 1",
                 &[],
-                |r| Ok((r.count(0)?, r.string(1)?)),
+                |r| Ok((r.count(0)?, r.string(1)?, r.opt_string(2)?)),
             )
             .map_err(StoreError::sql("reading the audit log tail"))?;
-        let Some((size, body)) = tail else {
+        let Some((size, body, note)) = tail else {
             return Ok(LogWriter {
+                key: *key,
+                head: Head {
+                    size: 0,
+                    root: merkle::empty_root(),
+                },
                 next_seq: 1,
                 prev: GENESIS_PREV.to_owned(),
                 frontier: Frontier::new(),
                 time: utc_now(),
                 entries: Vec::new(),
                 nodes: Vec::new(),
+                queued: Vec::new(),
             });
         };
-        let signed = latest_note(conn)?
+        let signed = note
             .ok_or_else(|| {
                 StoreError::LogTampered(format!("its {size} entries have no signed checkpoint"))
             })
-            .and_then(|(_, note)| {
+            .and_then(|note| {
                 Checkpoint::open(&note, origin, key).map_err(|e| {
                     StoreError::LogTampered(format!("its latest checkpoint does not verify: {e}"))
                 })
@@ -198,17 +222,52 @@ impl LogWriter {
             )));
         }
         Ok(LogWriter {
+            key: *key,
+            head: Head {
+                size,
+                root: signed.root,
+            },
             next_seq: size + 1,
             prev: hex(&sha2::Sha256::digest(body.as_bytes())),
             frontier,
             time: utc_now(),
             entries: Vec::new(),
             nodes: Vec::new(),
+            queued: Vec::new(),
         })
+    }
+
+    /// The head [`LogWriter::load`] verified with [`LogWriter::key`]: the latest checkpoint,
+    /// signed by that key, covering the whole log as the transaction found it (the empty
+    /// tree for an empty log). The write lock keeps it the log's head until the commit.
+    pub fn head(&self) -> Head {
+        self.head
+    }
+
+    /// The key the head was verified with.
+    pub fn key(&self) -> &VerifyingKey {
+        &self.key
     }
 
     pub fn time(&self) -> &str {
         &self.time
+    }
+
+    /// Queues a row write (`sql` bound to `values`) to go with the log's own in
+    /// [`LogWriter::finish`], in one round trip on PostgreSQL. Nothing may read its effect
+    /// before the commit, and it may not depend on another queued write's.
+    pub fn write_with(
+        &mut self,
+        sql: &'static str,
+        values: &[Param<'_>],
+    ) -> Result<(), StoreError> {
+        let values = values
+            .iter()
+            .map(Param::to_static)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::sql("queueing a write"))?;
+        self.queued.push((sql, values));
+        Ok(())
     }
 
     /// Appends one receipt, signing it with `signer` when given.
@@ -251,10 +310,17 @@ impl LogWriter {
         key: &NamedKey,
         origin: &str,
     ) -> Result<Option<u64>, StoreError> {
+        let mut writes: Vec<(&str, &[Param<'_>])> = self
+            .queued
+            .iter()
+            .map(|(sql, values)| (*sql, values.as_slice()))
+            .collect();
         if self.entries.is_empty() {
+            conn.execute_all(&writes)
+                .map_err(StoreError::sql("writing the transaction's rows"))?;
             return Ok(None);
         }
-        let values: Vec<Param<'_>> = self
+        let entries: Vec<Param<'_>> = self
             .entries
             .iter()
             .flat_map(|e| {
@@ -272,9 +338,7 @@ impl LogWriter {
                 ]
             })
             .collect();
-        insert_rows(conn, "audit_entries", &ENTRY_COLUMNS, &values)
-            .map_err(StoreError::sql("appending audit receipts"))?;
-        insert_nodes(conn, &self.nodes)?;
+        let nodes = node_values(&self.nodes);
         let size = self.frontier.size();
         let root = self.frontier.root();
         let note = Checkpoint {
@@ -283,11 +347,21 @@ impl LogWriter {
             root,
         }
         .sign(key);
-        conn.execute(
+        let root = hex(&root);
+        let checkpoint = params![size, &root, &note, &self.time];
+        let inserts: Vec<(String, &[Param<'_>])> =
+            inserts("audit_entries", &ENTRY_COLUMNS, &entries)
+                .into_iter()
+                .chain(inserts("audit_nodes", &NODE_COLUMNS, &nodes))
+                .collect();
+        writes.extend(inserts.iter().map(|(sql, values)| (sql.as_str(), *values)));
+        writes.push((
             "INSERT INTO checkpoints (tree_size, root_hash, note, created_at) VALUES (?1, ?2, ?3, ?4)",
-            &params![size, &hex(&root), &note, &self.time],
-        )
-        .map_err(StoreError::sql("storing a checkpoint"))?;
+            &checkpoint,
+        ));
+        conn.execute_all(&writes).map_err(StoreError::sql(
+            "appending audit receipts, their tree and a checkpoint",
+        ))?;
         Ok(Some(size))
     }
 }
@@ -322,7 +396,11 @@ pub(crate) fn rebuild_nodes(conn: &dyn Conn) -> Result<(), StoreError> {
         },
     )
     .map_err(StoreError::sql("reading audit receipts"))?;
-    insert_nodes(conn, &built)
+    for (sql, values) in inserts("audit_nodes", &NODE_COLUMNS, &node_values(&built)) {
+        conn.execute(&sql, values)
+            .map_err(StoreError::sql("storing the audit tree"))?;
+    }
+    Ok(())
 }
 
 /// The latest stored checkpoint note, if any.

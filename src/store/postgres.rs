@@ -35,11 +35,18 @@ use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Statement};
 use sha2::{Digest, Sha256};
 
-use super::sql::{dollar_placeholders, Conn, Dialect, Param, Row, SqlError, Tx};
+use super::sql::{
+    dollar_placeholders, shifted_placeholders, Conn, Dialect, Param, Row, SqlError, Tx,
+};
 use super::StoreError;
 
 /// Prepared statements kept per connection before the cache starts over.
 const CACHED_STATEMENTS: usize = 512;
+
+/// Parameters bound to one statement of [`Conn::execute_all`] at most: a single write's
+/// rows go in one round trip, while a batch's large inserts stay statements of their own
+/// (a new text for every batch shape would be prepared and planned each time).
+const PARAMS_PER_STATEMENT: usize = 2_048;
 
 pub(crate) struct Postgres {
     inner: RefCell<Inner>,
@@ -51,6 +58,8 @@ pub(crate) struct Postgres {
     lost_race: Cell<bool>,
     /// Whether the open transaction is a [`Tx::Serializable`] one.
     serializable: Cell<bool>,
+    /// The log size [`Conn::announce`] asked to announce, sent with the commit.
+    announced: Cell<Option<u64>>,
 }
 
 struct Inner {
@@ -160,6 +169,32 @@ impl Postgres {
         e.into()
     }
 
+    /// `writes` as one statement (see [`Conn::execute_all`]).
+    fn execute_as_one(&self, writes: &[(&str, &[Param<'_>])]) -> Result<(), SqlError> {
+        let Some(((last, last_values), parts)) = writes.split_last() else {
+            return Ok(());
+        };
+        if parts.is_empty() {
+            return self.execute(last, last_values).map(|_| ());
+        }
+        let mut values: Vec<Param<'_>> = Vec::new();
+        let mut with = Vec::with_capacity(parts.len());
+        for (i, (sql, part)) in parts.iter().enumerate() {
+            with.push(format!(
+                "w{i} AS ({})",
+                shifted_placeholders(sql, values.len())
+            ));
+            values.extend(part.iter().cloned());
+        }
+        let sql = format!(
+            "WITH {} {}",
+            with.join(", "),
+            shifted_placeholders(last, values.len())
+        );
+        values.extend(last_values.iter().cloned());
+        self.execute(&sql, &values).map(|_| ())
+    }
+
     fn run(&self, sql: &str) -> Result<(), SqlError> {
         let result = self.inner()?.client.batch_execute(sql);
         result.map_err(|e| self.note(e))
@@ -223,6 +258,24 @@ impl Conn for Postgres {
         Ok(())
     }
 
+    /// Runs `writes` as few statements as the parameter limit allows, each one `WITH w0 AS
+    /// (first), w1 AS (second), … last`: the parts run on one snapshot and none sees another's
+    /// rows, which is why the callers' writes must not depend on each other.
+    fn execute_all(&self, writes: &[(&str, &[Param<'_>])]) -> Result<(), SqlError> {
+        let mut group: Vec<(&str, &[Param<'_>])> = Vec::new();
+        let mut bound = 0;
+        for &(sql, values) in writes {
+            if !group.is_empty() && bound + values.len() > PARAMS_PER_STATEMENT {
+                self.execute_as_one(&group)?;
+                group.clear();
+                bound = 0;
+            }
+            bound += values.len();
+            group.push((sql, values));
+        }
+        self.execute_as_one(&group)
+    }
+
     fn batch(&self, sql: &str) -> Result<(), SqlError> {
         let mut inner = self.inner()?;
         // The statements may change tables that cached statements were planned against.
@@ -231,25 +284,45 @@ impl Conn for Postgres {
         self.run(sql)
     }
 
+    /// A write transaction and its lock in one round trip (the lock's number is ours, not
+    /// anyone's input); a transaction whose lock failed is rolled back.
     fn begin(&self, tx: Tx) -> Result<(), SqlError> {
         self.lost_race.set(false);
         self.serializable.set(tx == Tx::Serializable);
-        match tx {
-            Tx::Write => {
-                self.run("BEGIN")?;
-                self.execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(self.lock)])
-                    .map(|_| ())
-            }
+        self.announced.set(None);
+        let started = match tx {
+            Tx::Write => self.run(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({})",
+                self.lock
+            )),
             Tx::Serializable => self.run("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             Tx::Read => self.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+        };
+        if started.is_err() {
+            let _ = self.run("ROLLBACK");
         }
+        started
     }
 
+    /// Commits, with the announcement [`Conn::announce`] asked for in the same round trip: a
+    /// `NOTIFY` is delivered only when its transaction commits, so it cannot come early. A
+    /// batch that failed part-way is rolled back, so no transaction is left open.
     fn commit(&self) -> Result<(), SqlError> {
-        self.run("COMMIT")
+        let done = match self.announced.take() {
+            Some(size) => self.run(&format!(
+                "SELECT pg_notify('{}', '{size}'); COMMIT",
+                self.channel.replace('\'', "")
+            )),
+            None => self.run("COMMIT"),
+        };
+        if done.is_err() {
+            let _ = self.run("ROLLBACK");
+        }
+        done
     }
 
     fn rollback(&self) -> Result<(), SqlError> {
+        self.announced.set(None);
         self.run("ROLLBACK")
     }
 
@@ -284,13 +357,9 @@ impl Conn for Postgres {
         Ok(())
     }
 
+    /// Sent with the commit ([`Conn::commit`]), not a round trip of its own.
     fn announce(&self, size: u64) -> Result<(), SqlError> {
-        let size = size.to_string();
-        let channel = self.channel.clone();
-        self.execute(
-            "SELECT pg_notify(?1, ?2)",
-            &[Param::Text(&channel), Param::Text(&size)],
-        )?;
+        self.announced.set(Some(size));
         Ok(())
     }
 }
@@ -325,6 +394,7 @@ pub(crate) fn connect(url: &str, read_only: bool) -> Result<Postgres, StoreError
         channel: String::new(),
         lost_race: Cell::new(false),
         serializable: Cell::new(false),
+        announced: Cell::new(None),
     };
     let setup = if read_only {
         "SET client_min_messages = warning; SET default_transaction_read_only = on"

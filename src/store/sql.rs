@@ -33,6 +33,24 @@ impl std::fmt::Debug for Param<'_> {
     }
 }
 
+impl Param<'_> {
+    /// The same value owning its text, to be bound after its source is gone; bytes cannot
+    /// be kept that way.
+    pub fn to_static(&self) -> Result<Param<'static>, SqlError> {
+        Ok(match self {
+            Param::Int(v) => Param::Int(*v),
+            Param::Text(v) => Param::Owned((*v).to_owned()),
+            Param::Owned(v) => Param::Owned(v.clone()),
+            Param::Null => Param::Null,
+            Param::Bytes(_) => {
+                return Err(SqlError::Other(
+                    "a bytes value cannot be bound after its statement was queued".into(),
+                ))
+            }
+        })
+    }
+}
+
 impl From<i64> for Param<'_> {
     fn from(v: i64) -> Self {
         Param::Int(v)
@@ -221,6 +239,15 @@ pub(crate) trait Conn {
         params: &[Param<'_>],
         each: &mut dyn FnMut(&dyn Row) -> Result<(), SqlError>,
     ) -> Result<(), SqlError>;
+    /// Runs `writes` (statements whose results nobody reads, none depending on another's
+    /// effect), in order or as one statement: PostgreSQL sends them in one round trip (as
+    /// one statement of data-modifying `WITH` parts), SQLite runs them one by one.
+    fn execute_all(&self, writes: &[(&str, &[Param<'_>])]) -> Result<(), SqlError> {
+        for (sql, values) in writes {
+            self.execute(sql, values)?;
+        }
+        Ok(())
+    }
     /// Runs statements without parameters (migrations).
     fn batch(&self, sql: &str) -> Result<(), SqlError>;
     fn begin(&self, tx: Tx) -> Result<(), SqlError>;
@@ -297,10 +324,23 @@ pub(crate) fn insert_rows(
     columns: &[&str],
     values: &[Param<'_>],
 ) -> Result<(), SqlError> {
+    for (sql, chunk) in inserts(table, columns, values) {
+        conn.execute(&sql, chunk)?;
+    }
+    Ok(())
+}
+
+/// The statements [`insert_rows`] runs, each with its values.
+pub(crate) fn inserts<'v, 'a>(
+    table: &str,
+    columns: &[&str],
+    values: &'v [Param<'a>],
+) -> Vec<(String, &'v [Param<'a>])> {
     let width = columns.len();
     if width == 0 {
-        return Ok(());
+        return Vec::new();
     }
+    let mut out = Vec::new();
     for chunk in values.chunks(width * ROWS_PER_INSERT) {
         let rows = chunk.len() / width;
         let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
@@ -314,9 +354,9 @@ pub(crate) fn insert_rows(
             }
             sql.push(')');
         }
-        conn.execute(&sql, chunk)?;
+        out.push((sql, chunk));
     }
-    Ok(())
+    out
 }
 
 /// `column IN (?a, ?b, …)` over `count` parameters numbered from `first`.
@@ -353,15 +393,35 @@ impl Drop for Transaction<'_> {
 
 /// `?N` placeholders rewritten as `$N`, leaving string literals and quoted names alone.
 pub(crate) fn dollar_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
+    placeholders(sql, '$', 0)
+}
+
+/// `?N` placeholders rewritten as `?M` with `M = N + offset`, leaving string literals and
+/// quoted names alone: a statement's parameters numbered after another's.
+pub(crate) fn shifted_placeholders(sql: &str, offset: usize) -> String {
+    placeholders(sql, '?', offset)
+}
+
+/// `?N` outside literals and quoted names as `{sigil}{N + offset}`.
+fn placeholders(sql: &str, sigil: char, offset: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
     let mut quote: Option<char> = None;
-    for c in sql.chars() {
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '\'' | '"') => quote = Some(c),
             (None, '?') => {
-                out.push('$');
+                let mut digits = String::new();
+                while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                    digits.push(d);
+                }
+                out.push(sigil);
+                match digits.parse::<usize>() {
+                    Ok(n) => out.push_str(&(n + offset).to_string()),
+                    Err(_) => out.push_str(&digits),
+                }
                 continue;
             }
             (None, _) => {}
@@ -380,6 +440,14 @@ mod tests {
         assert_eq!(
             dollar_placeholders("SELECT '?1', \"a?\" FROM t WHERE a = ?1 AND b = ?12"),
             "SELECT '?1', \"a?\" FROM t WHERE a = $1 AND b = $12"
+        );
+    }
+
+    #[test]
+    fn shifted_placeholders_number_after_the_statements_before() {
+        assert_eq!(
+            shifted_placeholders("UPDATE t SET a = ?2, b = '?1' WHERE c = ?1", 10),
+            "UPDATE t SET a = ?12, b = '?1' WHERE c = ?11"
         );
     }
 }

@@ -14,13 +14,13 @@ use std::collections::{BTreeSet, HashMap};
 use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 
-use super::audit_rows::{entries_in, entries_where};
-use super::log::{latest_note, nodes};
+use super::audit_rows::{entries_in, entries_where, entry_from_row, ENTRY_COLUMNS};
+use super::log::{latest_note, nodes, Head, LogWriter};
 use super::query::Status;
 use super::sql::Param;
 use super::{Store, StoreError};
 use crate::audit::authority::{Authority, Registration, Role};
-use crate::audit::merkle::{self, leaf_hash, Hash};
+use crate::audit::merkle::{self, leaf_hash};
 use crate::audit::note::Checkpoint;
 use crate::audit::receipt_fields::{self, Flat};
 use crate::audit::rows::EntryRow;
@@ -73,12 +73,6 @@ impl VerifiedCompaction {
             None => Status::Quarantined,
         }
     }
-}
-
-/// The signed head every receipt is proved against.
-struct Head {
-    size: u64,
-    root: Hash,
 }
 
 /// What every verified read starts from: the trusted key, the signed head it verified, and
@@ -138,8 +132,12 @@ impl Store {
 
     /// Checks that each of `rows` is, byte for byte, leaf `row.seq` of the signed tree (the
     /// nodes of every proof read in one go).
-    fn proven(&self, head: &Head, rows: &[EntryRow]) -> Result<(), StoreError> {
-        let mut plans = Vec::with_capacity(rows.len());
+    fn proven<'r>(
+        &self,
+        head: &Head,
+        rows: impl IntoIterator<Item = &'r EntryRow>,
+    ) -> Result<(), StoreError> {
+        let mut plans = Vec::new();
         let mut wanted = Vec::new();
         for row in rows {
             let index = row.seq.checked_sub(1).filter(|i| *i < head.size);
@@ -184,14 +182,19 @@ impl Store {
 
     /// Every reviewer registration, proven and admitted in order by the chain of authority.
     fn authority(&self, head: &Head, key: &VerifyingKey) -> Result<Authority, StoreError> {
-        let mut authority = Authority::new(key);
-        let kind = ReceiptKind::Reviewer.as_str();
         let rows = entries_where(
             self.conn(),
             "kind = ?1 AND compaction_id IS NULL",
-            Param::Text(kind),
+            Param::Text(ReceiptKind::Reviewer.as_str()),
         )?;
         self.proven(head, &rows)?;
+        self.admitted(key, &rows)
+    }
+
+    /// The chain of authority from the registration receipts `rows` (each already proven).
+    fn admitted(&self, key: &VerifyingKey, rows: &[EntryRow]) -> Result<Authority, StoreError> {
+        let mut authority = Authority::new(key);
+        let kind = ReceiptKind::Reviewer.as_str();
         for row in rows {
             let body = receipt_fields::read(&row.body)
                 .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
@@ -235,12 +238,73 @@ impl Store {
         verifier: &Verifier,
         id: &str,
     ) -> Result<VerifiedCompaction, StoreError> {
-        let (head, authority) = (&verifier.head, &verifier.authority);
         let rows = entries_where(self.conn(), "compaction_id = ?1", Param::Text(id))?;
-        self.proven(head, &rows)?;
-        self.chained(&rows)?;
+        self.proven(&verifier.head, &rows)?;
+        let before: Vec<u64> = rows.iter().filter_map(|r| r.seq.checked_sub(1)).collect();
+        let previous = entries_in(self.conn(), &before)?;
+        self.settled(&verifier.authority, id, &rows, &previous)
+    }
+
+    /// [`Store::verifier`] and [`Store::verified_compaction`] of `id` inside a write
+    /// transaction, with every check theirs, in two queries: the head is the one `log`
+    /// verified under the write lock (no writer can move it before the commit), then one
+    /// query reads the registrations, `id`'s receipts and the entry before each of those,
+    /// and one the nodes of all their inclusion proofs.
+    pub(crate) fn verified_for_write(
+        &self,
+        log: &LogWriter,
+        id: &str,
+    ) -> Result<(Verifier, VerifiedCompaction), StoreError> {
+        let key = *self.trusted_key()?;
+        if *log.key() != key {
+            // Not this store's writer: verify from scratch.
+            let verifier = self.verifier()?;
+            let state = self.verified_compaction_with(&verifier, id)?;
+            return Ok((verifier, state));
+        }
+        let head = log.head();
+        let sql = format!(
+            "SELECT {ENTRY_COLUMNS}, 0 FROM audit_entries WHERE kind = ?1 AND compaction_id IS NULL
+             UNION ALL
+             SELECT {ENTRY_COLUMNS}, 1 FROM audit_entries WHERE compaction_id = ?2
+             UNION ALL
+             SELECT {ENTRY_COLUMNS}, 2 FROM audit_entries
+             WHERE seq IN (SELECT seq - 1 FROM audit_entries WHERE compaction_id = ?2)
+             ORDER BY 11, 1"
+        );
+        let mut parts: [Vec<EntryRow>; 3] = Default::default();
+        self.conn()
+            .query(
+                &sql,
+                &[Param::Text(ReceiptKind::Reviewer.as_str()), Param::Text(id)],
+                &mut |r| {
+                    let part = usize::try_from(r.int(10)?).unwrap_or(usize::MAX);
+                    if let Some(rows) = parts.get_mut(part) {
+                        rows.push(entry_from_row(r)?);
+                    }
+                    Ok(())
+                },
+            )
+            .map_err(StoreError::sql("reading receipts"))?;
+        let [registrations, rows, previous] = parts;
+        self.proven(&head, registrations.iter().chain(&rows))?;
+        let authority = self.admitted(&key, &registrations)?;
+        let state = self.settled(&authority, id, &rows, &previous)?;
+        Ok((Verifier { head, authority }, state))
+    }
+
+    /// Compaction `id` from its receipts `rows` (each already proven) and the entries
+    /// `previous` that come right before them.
+    fn settled(
+        &self,
+        authority: &Authority,
+        id: &str,
+        rows: &[EntryRow],
+        previous: &[EntryRow],
+    ) -> Result<VerifiedCompaction, StoreError> {
+        self.chained(rows, previous)?;
         let mut state: Option<VerifiedCompaction> = None;
-        for row in &rows {
+        for row in rows {
             let body = receipt_fields::read(&row.body)
                 .ok_or_else(|| self.tampered(format!("entry {} is not a receipt", row.seq)))?;
             if body.str("compaction_id") != Some(id) || body.int("seq") != Some(row.seq as i64) {
@@ -260,13 +324,9 @@ impl Store {
         Ok(state)
     }
 
-    /// Each of `rows` names the hash of the entry before it.
-    fn chained(&self, rows: &[EntryRow]) -> Result<(), StoreError> {
-        let before: Vec<u64> = rows.iter().filter_map(|r| r.seq.checked_sub(1)).collect();
-        let previous: HashMap<u64, EntryRow> = entries_in(self.conn(), &before)?
-            .into_iter()
-            .map(|r| (r.seq, r))
-            .collect();
+    /// Each of `rows` names the hash of the entry before it, found in `previous`.
+    fn chained(&self, rows: &[EntryRow], previous: &[EntryRow]) -> Result<(), StoreError> {
+        let previous: HashMap<u64, &EntryRow> = previous.iter().map(|r| (r.seq, r)).collect();
         for row in rows.iter().filter(|r| r.seq > 1) {
             let named = receipt_fields::read(&row.body)
                 .and_then(|b| b.str("prev_receipt_sha256").map(str::to_owned));
