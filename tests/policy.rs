@@ -2,6 +2,7 @@
 //! negative examples) and keep the properties the gate relies on.
 #![allow(clippy::unwrap_used)]
 
+use cq::engine::gate::PolicySource;
 use cq::engine::policy_engine::VALIDATED_BUILTINS;
 use cq::engine::PolicyEngine;
 use cq::policy::{Policy, BUILTIN};
@@ -93,6 +94,27 @@ fn policy_digest_is_stable_and_sensitive() {
     assert_eq!(a.sha256(), b.sha256());
     b.compaction.summary_min_length += 1;
     assert_ne!(a.sha256(), b.sha256());
+}
+
+#[test]
+fn a_compiled_engine_binds_the_verifier_artifact_digest_of_its_grammar() {
+    // Computed when a gate first needs it, the same digest the policy gives: the grammar's
+    // own (seed-compatible) or its canonical SHA-256 (the others), and it follows the grammar.
+    for (name, _) in BUILTIN {
+        let policy = Policy::builtin(name).unwrap();
+        let want = policy.verifier_artifact_sha256();
+        let engine = PolicyEngine::new(policy, "builtin").unwrap();
+        let bound = engine.load_verified("tenant", "task").unwrap();
+        assert_eq!(bound.verifier_artifact_sha256, want, "{name}");
+    }
+    let mut edited = Policy::builtin("default").unwrap();
+    let before = edited.verifier_artifact_sha256();
+    edited.grammar.clauses.push("the build is green".into());
+    let want = edited.verifier_artifact_sha256();
+    assert_ne!(want, before);
+    let engine = PolicyEngine::new(edited, "builtin").unwrap();
+    let bound = engine.load_verified("tenant", "task").unwrap();
+    assert_eq!(bound.verifier_artifact_sha256, want);
 }
 
 #[test]

@@ -55,7 +55,9 @@ pub enum GrammarError {
 /// The policy's grammar, compiled.
 pub struct ClosedClauseVerifier {
     grammar: Grammar,
-    artifact_sha256: String,
+    /// Given, or computed from the grammar the first time a receipt needs it (a caller that
+    /// only renders a context never pays for it).
+    artifact_sha256: std::sync::OnceLock<String>,
     charset: Option<LazyRegex>,
     plain: HashSet<String>,
     types: SlotTypes,
@@ -97,6 +99,15 @@ impl ClosedClauseVerifier {
         grammar: &Grammar,
         artifact_sha256: &str,
     ) -> Result<ClosedClauseVerifier, GrammarError> {
+        let verifier = Self::compile(grammar)?;
+        // A fresh lock: setting it cannot fail.
+        let _ = verifier.artifact_sha256.set(artifact_sha256.to_owned());
+        Ok(verifier)
+    }
+
+    /// The grammar compiled, its artifact digest ([`Grammar::artifact_sha256`]) computed on
+    /// first use.
+    pub fn compile(grammar: &Grammar) -> Result<ClosedClauseVerifier, GrammarError> {
         // The regex crate's default size limit.
         let charset = grammar.charset.as_ref().map(|pattern| {
             LazyRegex::new(format!(r"\A(?:{pattern})\z"), RegexOptions::sized(10 << 20))
@@ -137,7 +148,7 @@ impl ClosedClauseVerifier {
             .collect::<Result<_, _>>()?;
         Ok(ClosedClauseVerifier {
             grammar: grammar.clone(),
-            artifact_sha256: artifact_sha256.to_owned(),
+            artifact_sha256: std::sync::OnceLock::new(),
             charset,
             plain,
             types,
@@ -184,7 +195,8 @@ impl ClosedClauseVerifier {
 
     /// The digest of the verifier artifact this grammar was compiled as.
     pub fn artifact_sha256(&self) -> &str {
-        &self.artifact_sha256
+        self.artifact_sha256
+            .get_or_init(|| self.grammar.artifact_sha256())
     }
 
     /// Every exclusive group finds a contradiction in each of its examples and none in its
@@ -529,7 +541,7 @@ impl ConflictVerifier for ClosedClauseVerifier {
             }
             .to_owned(),
             verifier_version: self.grammar.verifier_version.clone(),
-            verifier_artifact_sha256: self.artifact_sha256.clone(),
+            verifier_artifact_sha256: self.artifact_sha256().to_owned(),
             rendered_policy_sha256: input.rendered_policy_sha256.to_owned(),
             compacted_summary_sha256: input.compacted_summary_sha256.to_owned(),
             claim_population_sha256: input.claim_population_sha256.to_owned(),

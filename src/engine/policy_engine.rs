@@ -110,8 +110,7 @@ impl PolicyEngine {
         };
         let policy_sha256 = policy.sha256();
         let verifier =
-            ClosedClauseVerifier::new(&policy.grammar, &policy.verifier_artifact_sha256())
-                .map_err(|e| fail(e.to_string()))?;
+            ClosedClauseVerifier::compile(&policy.grammar).map_err(|e| fail(e.to_string()))?;
         let authority = AuthorityChecker::new(&policy.authority).map_err(fail)?;
         let prose = match (&policy.prose, policy.compaction.mode) {
             (Some(prose), Mode::Prose) => {

@@ -234,13 +234,21 @@ impl Policy {
 
     /// The verifier artifact's digest: the grammar's own if set, else its canonical SHA-256.
     pub fn verifier_artifact_sha256(&self) -> String {
-        match &self.grammar.artifact_sha256 {
+        self.grammar.artifact_sha256()
+    }
+}
+
+impl super::grammar::Grammar {
+    /// The verifier artifact's digest: its own `artifact_sha256` if set, else the grammar's
+    /// canonical SHA-256.
+    pub fn artifact_sha256(&self) -> String {
+        match &self.artifact_sha256 {
             Some(digest) => digest.clone(),
             None => {
-                let grammar = toml::Value::try_from(&self.grammar)
+                let value = toml::Value::try_from(self)
                     .map(|v| toml_to_json(&v))
                     .unwrap_or(Value::Null);
-                json::canonical_sha256(&grammar).unwrap_or_default()
+                json::canonical_sha256(&value).unwrap_or_default()
             }
         }
     }
