@@ -86,22 +86,20 @@ impl LazyRegex {
     }
 }
 
-/// A compiled pattern: its NFA engines at once, its fast engines once it has searched enough
-/// (see the module docs). It answers as `meta::Regex` does.
+/// One regex's engines as it warms up: the NFA engines built at once, the fast ones (built by
+/// the owner's builder, the same regex) the first time it has searched more than
+/// [`WARM_BYTES`]. A policy pattern ([`Regex`]) and a scanner rule's regex share it; each
+/// builds its engines as its `regex` builder would.
 #[derive(Debug)]
-pub struct Regex {
-    pattern: String,
-    options: RegexOptions,
+pub struct Warming {
     cheap: meta::Regex,
     fast: OnceLock<Result<meta::Regex, String>>,
     searched: AtomicUsize,
 }
 
-impl Clone for Regex {
-    fn clone(&self) -> Regex {
-        Regex {
-            pattern: self.pattern.clone(),
-            options: self.options,
+impl Clone for Warming {
+    fn clone(&self) -> Warming {
+        Warming {
             cheap: self.cheap.clone(),
             fast: self.fast.clone(),
             searched: AtomicUsize::new(self.searched.load(Ordering::Relaxed)),
@@ -109,26 +107,70 @@ impl Clone for Regex {
     }
 }
 
-impl Regex {
-    /// The engine to search `len` more bytes with.
-    fn engine(&self, len: usize) -> &meta::Regex {
+impl Warming {
+    pub fn new(cheap: meta::Regex) -> Warming {
+        Warming {
+            cheap,
+            fast: OnceLock::new(),
+            searched: AtomicUsize::new(0),
+        }
+    }
+
+    /// The NFA engines.
+    pub fn cheap(&self) -> &meta::Regex {
+        &self.cheap
+    }
+
+    /// The fast engines, built by `build` the first time they are asked for.
+    pub fn fast(
+        &self,
+        build: impl FnOnce() -> Result<meta::Regex, String>,
+    ) -> Result<&meta::Regex, &String> {
+        self.fast.get_or_init(build).as_ref()
+    }
+
+    /// Whether the fast engines were built (or tried).
+    pub fn is_warm(&self) -> bool {
+        self.fast.get().is_some()
+    }
+
+    /// The engine to search `len` more bytes with. The fast engines match exactly as the NFA
+    /// ones do; should they not build (a reverse NFA over its size limit), the NFA engines keep
+    /// answering.
+    pub fn engine(
+        &self,
+        len: usize,
+        build: impl FnOnce() -> Result<meta::Regex, String>,
+    ) -> &meta::Regex {
         let before = self.searched.fetch_add(len, Ordering::Relaxed);
         if before.saturating_add(len) <= WARM_BYTES {
             return &self.cheap;
         }
-        // The fast engines match exactly as the NFA ones do; should they not build (a reverse
-        // NFA over its size limit), the NFA engines keep answering.
-        self.fast
-            .get_or_init(|| build_meta(&self.pattern, self.options, Engines::Fast))
-            .as_ref()
-            .unwrap_or(&self.cheap)
+        self.fast(build).unwrap_or(&self.cheap)
+    }
+}
+
+/// A compiled pattern: its NFA engines at once, its fast engines once it has searched enough
+/// (see the module docs). It answers as `meta::Regex` does.
+#[derive(Debug, Clone)]
+pub struct Regex {
+    pattern: String,
+    options: RegexOptions,
+    warm: Warming,
+}
+
+impl Regex {
+    /// The engine to search `len` more bytes with.
+    fn engine(&self, len: usize) -> &meta::Regex {
+        self.warm.engine(len, || {
+            build_meta(&self.pattern, self.options, Engines::Fast)
+        })
     }
 
     /// Builds the fast engines now: why they do not build, if they do not.
     fn compile_fast(&self) -> Result<(), String> {
-        self.fast
-            .get_or_init(|| build_meta(&self.pattern, self.options, Engines::Fast))
-            .as_ref()
+        self.warm
+            .fast(|| build_meta(&self.pattern, self.options, Engines::Fast))
             .map(|_| ())
             .map_err(|e| explain(&self.pattern, self.options, e))
     }
@@ -203,9 +245,7 @@ pub fn build(pattern: &str, o: RegexOptions) -> Result<Regex, String> {
     Ok(Regex {
         pattern: pattern.to_owned(),
         options: o,
-        cheap,
-        fast: OnceLock::new(),
-        searched: AtomicUsize::new(0),
+        warm: Warming::new(cheap),
     })
 }
 
@@ -298,7 +338,7 @@ mod tests {
             regex.find_iter(&long).count(),
             2 * (WARM_BYTES / text.len() + 1)
         );
-        assert!(regex.fast.get().is_some_and(Result::is_ok));
+        assert!(regex.warm.fast.get().is_some_and(Result::is_ok));
         assert_eq!(spans(&regex), cold);
         assert_eq!(regex.find(text).map(|m| m.range()), Some(4..33));
     }
@@ -309,6 +349,6 @@ mod tests {
         assert!(lazy.compile_now().is_ok());
         assert!(lazy
             .get()
-            .is_ok_and(|r| r.fast.get().is_some_and(Result::is_ok)));
+            .is_ok_and(|r| r.warm.fast.get().is_some_and(Result::is_ok)));
     }
 }

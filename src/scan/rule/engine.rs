@@ -2,44 +2,26 @@
 //! a few short windows (the gate's fields), where building the literal prefilter, the lazy DFA
 //! and its reverse NFA costs more than every search it would speed up; so a rule's regex starts
 //! on the NFA engines alone (PikeVM, bounded backtracker, one-pass DFA) and builds the fast
-//! ones once it has searched [`WARM_BYTES`], using them from then on. Both are the regex the
+//! ones once it has searched [`WARM_BYTES`](crate::engine::lazy_regex::WARM_BYTES), using them from then on. Both are the regex the
 //! `regex` crate's `bytes::RegexBuilder` builds, with the same syntax and match semantics, so
 //! which one answers never changes a match (the fast one is built exactly as that builder
 //! builds it). A pattern that does not compile reports what the `regex` crate says of it.
-
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
 use regex_automata::util::captures::Captures;
 use regex_automata::util::syntax;
 use regex_automata::{meta, MatchKind, PatternID};
 
-/// Bytes a rule searches on its NFA engines before it builds the fast ones: about where the
-/// search time those save exceeds what building them costs.
-pub(in crate::scan) const WARM_BYTES: usize = 8 << 10;
+use crate::engine::lazy_regex::Warming;
+#[cfg(test)]
+use crate::engine::lazy_regex::WARM_BYTES;
 
 /// A rule's compiled regex (see the module docs); it answers as `regex::bytes::Regex` does.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(in crate::scan) struct RuleRegex {
     pattern: String,
     unicode: bool,
     size_limit: usize,
-    cheap: meta::Regex,
-    fast: OnceLock<Result<meta::Regex, String>>,
-    searched: AtomicUsize,
-}
-
-impl Clone for RuleRegex {
-    fn clone(&self) -> RuleRegex {
-        RuleRegex {
-            pattern: self.pattern.clone(),
-            unicode: self.unicode,
-            size_limit: self.size_limit,
-            cheap: self.cheap.clone(),
-            fast: self.fast.clone(),
-            searched: AtomicUsize::new(self.searched.load(Ordering::Relaxed)),
-        }
-    }
+    warm: Warming,
 }
 
 impl RuleRegex {
@@ -51,9 +33,7 @@ impl RuleRegex {
             pattern: pattern.to_owned(),
             unicode,
             size_limit,
-            cheap,
-            fast: OnceLock::new(),
-            searched: AtomicUsize::new(0),
+            warm: Warming::new(cheap),
         })
     }
 
@@ -64,20 +44,17 @@ impl RuleRegex {
             .map_err(|e| explain(&self.pattern, self.unicode, self.size_limit, e.clone()))
     }
 
-    fn fast(&self) -> Result<&meta::Regex, &String> {
-        self.fast
-            .get_or_init(|| build(&self.pattern, self.unicode, self.size_limit, true))
-            .as_ref()
+    fn build_fast(&self) -> Result<meta::Regex, String> {
+        build(&self.pattern, self.unicode, self.size_limit, true)
     }
 
-    /// The engine to search `len` more bytes with. Should the fast engines not build (a
-    /// reverse NFA over its size limit), the NFA engines keep answering, with the same matches.
+    fn fast(&self) -> Result<&meta::Regex, &String> {
+        self.warm.fast(|| self.build_fast())
+    }
+
+    /// The engine to search `len` more bytes with ([`Warming::engine`]).
     pub fn engine(&self, len: usize) -> &meta::Regex {
-        let before = self.searched.fetch_add(len, Ordering::Relaxed);
-        if before.saturating_add(len) <= WARM_BYTES {
-            return &self.cheap;
-        }
-        self.fast().unwrap_or(&self.cheap)
+        self.warm.engine(len, || self.build_fast())
     }
 
     pub fn is_match(&self, hay: &[u8]) -> bool {
@@ -86,12 +63,15 @@ impl RuleRegex {
 
     /// The number of groups, the whole match's included.
     pub fn captures_len(&self) -> usize {
-        self.cheap.captures_len()
+        self.warm.cheap().captures_len()
     }
 
     /// Each group's name, the whole match's (`None`) first.
     pub fn capture_names(&self) -> impl Iterator<Item = Option<&str>> {
-        self.cheap.group_info().pattern_names(PatternID::ZERO)
+        self.warm
+            .cheap()
+            .group_info()
+            .pattern_names(PatternID::ZERO)
     }
 
     /// The captures of the first match in `hay`, if any.
@@ -160,7 +140,7 @@ mod tests {
                 .unwrap();
             let want: Vec<_> = expected.find_iter(hay).map(|m| m.range()).collect();
             let rule = RuleRegex::new(p, false, 1 << 20).unwrap();
-            for engine in [&rule.cheap, rule.fast().unwrap()] {
+            for engine in [rule.warm.cheap(), rule.fast().unwrap()] {
                 let got: Vec<_> = engine.find_iter(hay).map(|m| m.range()).collect();
                 assert_eq!(got, want, "{p}");
             }
@@ -173,9 +153,9 @@ mod tests {
     fn the_fast_engines_are_built_once_enough_was_searched() {
         let rule = RuleRegex::new(r"\bkey\b", false, 1 << 20).unwrap();
         assert!(rule.is_match(b"the key"));
-        assert!(rule.fast.get().is_none());
+        assert!(!rule.warm.is_warm());
         assert!(!rule.is_match(&[b'a'; WARM_BYTES]));
-        assert!(rule.fast.get().is_some());
+        assert!(rule.warm.is_warm());
         rule.compile_fast().unwrap();
     }
 
