@@ -8,7 +8,7 @@ mod load;
 mod model;
 pub mod prose;
 
-pub use load::{check_pinned, PolicyError, BUILTIN};
+pub use load::{check_pinned, is_shipped_sha256, PolicyError, BUILTIN};
 pub use model::{
     Agents, Authority, Compaction, PinnedConstraint, Policy, ReasonCode, RecordSetSpec, RecordSpec,
     Review, ScanPolicy,

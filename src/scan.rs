@@ -65,18 +65,28 @@ const UMBRELLA_ENTITY_TYPES: &[(&str, &[Category])] = &[
     ("IDENTIFIER", &[Category::Identifier]),
 ];
 
-/// The embedded rule pack, in the fixed order used by [`Scanner::rules_sha256`].
-const BUILTIN_RULE_FILES: &[(&str, &str)] = &[
-    ("cloud.toml", include_str!("../assets/rules/cloud.toml")),
-    ("vcs.toml", include_str!("../assets/rules/vcs.toml")),
-    ("saas.toml", include_str!("../assets/rules/saas.toml")),
-    ("keys.toml", include_str!("../assets/rules/keys.toml")),
-    ("generic.toml", include_str!("../assets/rules/generic.toml")),
-    ("pii.toml", include_str!("../assets/rules/pii.toml")),
-    (
-        "pii_national.toml",
-        include_str!("../assets/rules/pii_national.toml"),
-    ),
+/// One embedded rule file (see [`BUILTIN_RULE_FILES`]).
+macro_rules! builtin_rules {
+    ($name:literal) => {
+        (
+            concat!($name, ".toml"),
+            include_str!(concat!("../assets/rules/", $name, ".toml")),
+            include_str!(concat!(env!("OUT_DIR"), "/assets/rules/", $name, ".json")),
+        )
+    };
+}
+
+/// The embedded rule pack, in the fixed order used by [`Scanner::rules_sha256`]: each file's
+/// name, its TOML text (what the digest covers) and the same rules as JSON, written by the build
+/// script (`src/build.rs`) so a process need not parse TOML to load them.
+const BUILTIN_RULE_FILES: &[(&str, &str, &str)] = &[
+    builtin_rules!("cloud"),
+    builtin_rules!("vcs"),
+    builtin_rules!("saas"),
+    builtin_rules!("keys"),
+    builtin_rules!("generic"),
+    builtin_rules!("pii"),
+    builtin_rules!("pii_national"),
 ];
 
 /// Bytes scanned before a keyword hit, and after it unless the rule asks for more; the window
@@ -152,11 +162,14 @@ impl Scanner {
     /// The embedded rule pack with its default entity types enabled. Cheap: rule regexes and
     /// sets compile when a scan first needs them (the embedded-asset tests compile them all).
     pub fn builtin() -> Result<Scanner, RuleError> {
-        let files: Vec<(String, String)> = BUILTIN_RULE_FILES
+        let mut rules = Vec::new();
+        for (name, _, json) in BUILTIN_RULE_FILES {
+            rules.extend(rule::parse_json_file(name, json)?);
+        }
+        let texts = BUILTIN_RULE_FILES
             .iter()
-            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
-            .collect();
-        Scanner::parse(&files)
+            .map(|(name, text, _)| (*name, *text));
+        Scanner::with_rules(rules, rule::files_sha256(texts))
     }
 
     /// Every `*.toml` file in `dir`, read in file-name order (for `--rules DIR`).
@@ -207,6 +220,14 @@ impl Scanner {
         for (name, text) in files {
             rules.extend(rule::parse_file(name, text)?);
         }
+        let texts = files
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str()));
+        Scanner::with_rules(rules, rule::files_sha256(texts))
+    }
+
+    /// A scanner over `rules` (checked, not compiled) whose rule files hash to `rules_sha256`.
+    fn with_rules(rules: Vec<Rule>, rules_sha256: String) -> Result<Scanner, RuleError> {
         let mut seen = std::collections::BTreeSet::new();
         for r in &rules {
             if !seen.insert(r.id.as_str()) {
@@ -232,7 +253,7 @@ impl Scanner {
             in_group,
             named,
             whole,
-            rules_sha256: rule::files_sha256(files),
+            rules_sha256,
             secrets: OnceLock::new(),
         })
     }
@@ -465,6 +486,30 @@ mod tests {
         let all = s.entity_types();
         let names: Vec<&str> = all.iter().map(String::as_str).collect();
         s.for_entity_types(&names).unwrap().compile_all().unwrap();
+    }
+
+    #[test]
+    fn the_embedded_pack_read_from_json_is_the_one_its_toml_files_give() {
+        let files: Vec<(String, String)> = BUILTIN_RULE_FILES
+            .iter()
+            .map(|(name, text, _)| ((*name).to_owned(), (*text).to_owned()))
+            .collect();
+        let from_toml = Scanner::parse(&files).unwrap();
+        let from_json = Scanner::builtin().unwrap();
+        assert_eq!(from_json.rules_sha256(), from_toml.rules_sha256());
+        assert_eq!(from_json.rules().len(), from_toml.rules().len());
+        for (json, toml) in from_json.rules().iter().zip(from_toml.rules()) {
+            // Every field, the float entropy floors to the bit, none compiled yet.
+            assert_eq!(format!("{json:?}"), format!("{toml:?}"));
+            assert_eq!(
+                json.entropy_min.map(f64::to_bits),
+                toml.entropy_min.map(f64::to_bits),
+                "{}",
+                json.id
+            );
+        }
+        // The same selections, keyword automaton and rule groups.
+        assert_eq!(format!("{from_json:?}"), format!("{from_toml:?}"));
     }
 
     #[test]

@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used)]
 
 use cq::engine::gate::PolicySource;
-use cq::engine::policy_engine::VALIDATED_BUILTINS;
 use cq::engine::PolicyEngine;
 use cq::policy::{Policy, BUILTIN};
 
@@ -20,23 +19,47 @@ fn every_builtin_policy_loads_and_compiles() {
 }
 
 #[test]
-fn every_builtin_policy_is_listed_as_validated_and_nothing_else_is() {
-    let digests: Vec<String> = BUILTIN
-        .iter()
-        .map(|(name, _)| Policy::builtin(name).unwrap().sha256())
-        .collect();
-    for ((name, _), digest) in BUILTIN.iter().zip(&digests) {
-        assert!(
-            VALIDATED_BUILTINS.contains(&digest.as_str()),
-            "built-in policy \"{name}\" is {digest}: put that digest in VALIDATED_BUILTINS \
-             (src/engine/policy_engine.rs) so loading it skips re-validating its examples"
+fn every_builtin_policy_read_from_json_is_the_one_its_toml_gives_with_the_digest_shipped() {
+    for (name, _) in BUILTIN {
+        let from_json = Policy::builtin(name).unwrap();
+        let from_toml = Policy::builtin_from_toml(name).unwrap();
+        assert_eq!(from_json, from_toml, "{name}");
+        assert_eq!(
+            format!("{:?}", from_json.to_value()),
+            format!("{:?}", from_toml.to_value()),
+            "{name}"
         );
+        // The digest computed from the policy's value, which a built-in read from TOML has no
+        // shipped copy to skip.
+        let digest = from_toml.sha256();
+        assert!(
+            cq::policy::is_shipped_sha256(&digest),
+            "built-in policy \"{name}\" is {digest}: put that digest in SHIPPED \
+             (src/policy/load.rs) so loading it skips re-validating its examples"
+        );
+        assert_eq!(from_json.sha256(), digest, "{name}");
     }
-    for listed in VALIDATED_BUILTINS {
-        assert!(
-            digests.iter().any(|d| d == listed),
-            "VALIDATED_BUILTINS lists {listed}, which no built-in policy has: remove it"
-        );
+    for other in ["0".repeat(64), "288f".to_owned(), String::new()] {
+        assert!(!cq::policy::is_shipped_sha256(&other));
+    }
+}
+
+#[test]
+fn an_edited_builtin_policy_has_its_own_digest() {
+    let shipped = Policy::builtin("default").unwrap();
+    let digest = shipped.sha256();
+    for edit in [
+        |p: &mut Policy| p.description.push('.'),
+        |p: &mut Policy| p.invariants.revision += 1,
+        |p: &mut Policy| p.name.push_str("-edited"),
+        |p: &mut Policy| p.agents.block_compaction = !p.agents.block_compaction,
+    ] {
+        let mut edited = shipped.clone();
+        edit(&mut edited);
+        let mut fresh = Policy::builtin_from_toml("default").unwrap();
+        edit(&mut fresh);
+        assert_ne!(edited.sha256(), digest);
+        assert_eq!(edited.sha256(), fresh.sha256());
     }
 }
 

@@ -19,19 +19,6 @@ use super::registry::{ConstraintRecord, RecordKind, RecordSet};
 use super::secret_scan::{ExactSecretScanner, LeafScanner, ScanBackend, VerifiedScanPolicy};
 use super::{GateRequest, Refusal};
 
-/// The `policy_sha256` of each built-in policy as shipped. Their patterns and examples are
-/// checked by a test (`tests/policy.rs`, which also fails when a built-in is missing here), so
-/// compiling one of them skips [`PolicyEngine::validate`] and costs no regex compile until a
-/// check needs the pattern; any other policy (a file, an edited built-in) is validated whole.
-pub const VALIDATED_BUILTINS: &[&str] = &[
-    // default
-    "288f1721052922468eac7e6c2d15ee7cc9d3c2429abcf0704ae8c44547dcca0a",
-    // seed-compatible
-    "d4fa0098f62a52b58534fa937f5b7bf0ddb25404bd8b116872d280534891dfe1",
-    // prose
-    "e8d5359ab3ef057760b2fd68de39d4cc0665f6b4128f187514fffa115f8f8f03",
-];
-
 /// A policy that cannot be compiled into a gate.
 #[derive(Debug, thiserror::Error)]
 #[error("policy \"{policy}\" cannot be used: {reason}")]
@@ -81,7 +68,7 @@ impl PolicyEngine {
     /// where the policy says `builtin`.
     pub fn new(policy: Policy, scanner_sha256: &str) -> Result<PolicyEngine, EngineError> {
         let engine = PolicyEngine::compile(policy, scanner_sha256)?;
-        if !VALIDATED_BUILTINS.contains(&engine.policy_sha256.as_str()) {
+        if !crate::policy::is_shipped_sha256(&engine.policy_sha256) {
             engine.validate()?;
         }
         Ok(engine)

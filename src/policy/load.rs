@@ -20,12 +20,62 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("prose", include_str!("../../assets/policies/prose.toml")),
 ];
 
+/// Each built-in policy's JSON form, written by the build script (`src/build.rs`) from its
+/// TOML, and the `policy_sha256` it has as shipped. `tests/policy.rs` holds the JSON equal to
+/// the TOML and each digest to the policy's own, and fails when a built-in is missing here.
+const SHIPPED: &[(&str, &str, &str)] = &[
+    (
+        "default",
+        include_str!(concat!(env!("OUT_DIR"), "/assets/policies/default.json")),
+        "288f1721052922468eac7e6c2d15ee7cc9d3c2429abcf0704ae8c44547dcca0a",
+    ),
+    (
+        "seed-compatible",
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/assets/policies/seed-compatible.json"
+        )),
+        "d4fa0098f62a52b58534fa937f5b7bf0ddb25404bd8b116872d280534891dfe1",
+    ),
+    (
+        "prose",
+        include_str!(concat!(env!("OUT_DIR"), "/assets/policies/prose.json")),
+        "e8d5359ab3ef057760b2fd68de39d4cc0665f6b4128f187514fffa115f8f8f03",
+    ),
+];
+
+/// Whether `sha256` is the digest of a built-in policy as shipped. Their patterns and examples
+/// are checked by a test (`tests/policy.rs`), so compiling one of them skips validating it.
+pub fn is_shipped_sha256(sha256: &str) -> bool {
+    SHIPPED.iter().any(|(_, _, digest)| *digest == sha256)
+}
+
 fn builtin_text(name: &str) -> Result<&'static str, PolicyError> {
     BUILTIN
         .iter()
         .find(|(builtin, _)| *builtin == name)
         .map(|(_, text)| *text)
         .ok_or_else(|| PolicyError::UnknownBuiltin(name.to_owned()))
+}
+
+/// A built-in policy as shipped and its digest, carried by the policy read from it, so the
+/// digest of a built-in nobody edited is a comparison rather than a serialisation and a hash.
+/// It is no part of a policy's value: it compares equal to any other and is never serialised.
+#[derive(Clone, Default)]
+pub struct Shipped(Option<std::sync::Arc<(Policy, &'static str)>>);
+
+impl PartialEq for Shipped {
+    fn eq(&self, _: &Shipped) -> bool {
+        true
+    }
+}
+
+impl Eq for Shipped {}
+
+impl std::fmt::Debug for Shipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Shipped" } else { "-" })
+    }
 }
 
 /// The lines of `text` from its `[agents]` header to the next table header (nothing when it
@@ -71,7 +121,26 @@ impl Policy {
         Ok(policy)
     }
 
+    /// The built-in policy `name`, read from its embedded JSON form and validated.
     pub fn builtin(name: &str) -> Result<Policy, PolicyError> {
+        let (_, json, digest) = SHIPPED
+            .iter()
+            .find(|(builtin, _, _)| *builtin == name)
+            .ok_or_else(|| PolicyError::UnknownBuiltin(name.to_owned()))?;
+        let origin = format!("builtin:{name}");
+        let mut policy: Policy = serde_json::from_str(json).map_err(|e| PolicyError::Syntax {
+            origin: origin.clone(),
+            reason: e.to_string(),
+        })?;
+        policy
+            .validate()
+            .map_err(|reason| PolicyError::Invalid { origin, reason })?;
+        policy.shipped = Shipped(Some(std::sync::Arc::new((policy.clone(), *digest))));
+        Ok(policy)
+    }
+
+    /// The built-in policy `name` read from its TOML text, as a policy file is read.
+    pub fn builtin_from_toml(name: &str) -> Result<Policy, PolicyError> {
         Policy::from_toml(builtin_text(name)?, &format!("builtin:{name}"))
     }
 
@@ -229,6 +298,11 @@ impl Policy {
 
     /// `policy_sha256`: the canonical SHA-256 of the JSON form.
     pub fn sha256(&self) -> String {
+        if let Some((shipped, digest)) = self.shipped.0.as_deref() {
+            if shipped == self {
+                return (*digest).to_owned();
+            }
+        }
         json::canonical_sha256(&self.to_value()).unwrap_or_default()
     }
 

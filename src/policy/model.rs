@@ -30,6 +30,9 @@ pub struct Policy {
     /// policies without the table keep theirs).
     #[serde(default, skip_serializing_if = "Agents::is_default")]
     pub agents: Agents,
+    /// The built-in this policy was read from, as shipped (never serialised, never compared).
+    #[serde(skip)]
+    pub(crate) shipped: super::load::Shipped,
 }
 
 /// What `cq hook` does for real agent runtimes.

@@ -233,9 +233,18 @@ struct RuleSpec {
 }
 
 pub(super) fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
-    let file: RuleFile = toml::from_str(text).map_err(|e| RuleError::Parse {
+    rules_of(name, toml::from_str(text).map_err(|e| e.to_string()))
+}
+
+/// The rules of one embedded file, from the JSON form the build script wrote of its TOML.
+pub(super) fn parse_json_file(name: &str, json: &str) -> Result<Vec<Rule>, RuleError> {
+    rules_of(name, serde_json::from_str(json).map_err(|e| e.to_string()))
+}
+
+fn rules_of(name: &str, file: Result<RuleFile, String>) -> Result<Vec<Rule>, RuleError> {
+    let file = file.map_err(|reason| RuleError::Parse {
         file: name.to_owned(),
-        reason: e.to_string(),
+        reason,
     })?;
     file.rule.into_iter().map(compile).collect()
 }
@@ -295,7 +304,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
 }
 
 /// SHA-256 (hex) over each file's name, a NUL, its length and its bytes, in the order given.
-pub(super) fn files_sha256(files: &[(String, String)]) -> String {
+pub(super) fn files_sha256<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut h = Sha256::new();
     for (name, text) in files {
         h.update(name.as_bytes());

@@ -8,7 +8,6 @@
 //! (`cq recheck --override-policy`) reruns under the given policy instead, and then every
 //! description of the rerun says it was not the policy the item was checked under.
 
-use crate::engine::policy_engine::VALIDATED_BUILTINS;
 use crate::engine::report::Report;
 use crate::policy::{Mode, Policy, BUILTIN};
 
@@ -146,7 +145,7 @@ impl Policies {
     ) -> anyhow::Result<(Pick, RerunPolicy)> {
         let recorded = NamedPolicy::of_report(before);
         let given_named = NamedPolicy::of_policy(given.policy(), &given.engine.policy_sha256);
-        let given_builtin = VALIDATED_BUILTINS.contains(&given_named.sha256.as_str());
+        let given_builtin = crate::policy::is_shipped_sha256(&given_named.sha256);
         if given_named.sha256 == recorded.sha256 || self.override_given {
             let instead_of = (given_named.sha256 != recorded.sha256).then_some(recorded);
             return Ok((
@@ -201,7 +200,7 @@ impl Policies {
 
 /// The built-in policy whose digest is `sha256`, if one is (as shipped).
 pub fn builtin_with_digest(sha256: &str) -> Option<Policy> {
-    if !VALIDATED_BUILTINS.contains(&sha256) {
+    if !crate::policy::is_shipped_sha256(sha256) {
         return None;
     }
     BUILTIN
