@@ -49,7 +49,7 @@ impl RegexOptions {
 }
 
 /// A pattern, and its regex once something asked for it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LazyRegex {
     pattern: String,
     options: RegexOptions,

@@ -10,7 +10,7 @@
 use crate::json::{canonical_object, canonical_sha256, object, sha256_hex, Value};
 use crate::policy::{check_pinned, PinnedConstraint};
 
-use super::lazy_regex::{self, RegexOptions};
+use super::lazy_regex::{LazyRegex, RegexOptions};
 use super::words::SplitView;
 use crate::sanitize::excerpt;
 
@@ -37,12 +37,13 @@ const PATTERN: RegexOptions = RegexOptions {
     size_limit: 1 << 20,
 };
 
-/// A pinned constraint whose forbidden patterns were compiled.
+/// A pinned constraint and its forbidden patterns (compiled when the manifest was isolated for
+/// a check; see [`PinnedManifest::for_context`]).
 #[derive(Debug, Clone)]
 pub struct Pinned {
     pub constraint: PinnedConstraint,
     pub record_sha256: String,
-    patterns: Vec<lazy_regex::Regex>,
+    patterns: Vec<LazyRegex>,
 }
 
 /// The isolated constraints, in request order after the policy's defaults.
@@ -62,11 +63,31 @@ pub struct PinnedConflict {
 }
 
 impl PinnedManifest {
-    /// Isolates the policy's defaults and the request's constraints. A request constraint
-    /// with the id of a default replaces nothing: the id clash is refused.
+    /// Isolates the policy's defaults and the request's constraints, every forbidden pattern
+    /// compiled (one that does not compile refuses the request). A request constraint with
+    /// the id of a default replaces nothing: the id clash is refused.
     pub fn isolate(
         defaults: &[PinnedConstraint],
         requested: &[PinnedConstraint],
+    ) -> Result<PinnedManifest, String> {
+        PinnedManifest::build(defaults, requested, true)
+    }
+
+    /// The same manifest as [`PinnedManifest::isolate`] gives (ids, texts, digests), for
+    /// rendering the trusted context of a compaction already checked: its forbidden patterns
+    /// are left to compile if a check ever asks (one that then does not compile reports a
+    /// conflict over the whole text, failing closed), so rendering compiles no regex.
+    pub fn for_context(
+        defaults: &[PinnedConstraint],
+        requested: &[PinnedConstraint],
+    ) -> Result<PinnedManifest, String> {
+        PinnedManifest::build(defaults, requested, false)
+    }
+
+    fn build(
+        defaults: &[PinnedConstraint],
+        requested: &[PinnedConstraint],
+        compile: bool,
     ) -> Result<PinnedManifest, String> {
         let mut constraints: Vec<Pinned> = Vec::new();
         for constraint in defaults.iter().chain(requested) {
@@ -77,15 +98,18 @@ impl PinnedManifest {
                     excerpt(&constraint.id, 80)
                 ));
             }
-            let patterns = constraint
+            let patterns: Vec<LazyRegex> = constraint
                 .forbidden_patterns
                 .iter()
-                .map(|pattern| {
-                    // Compiled for every request that carries it: no up-front full DFA.
-                    lazy_regex::build(pattern, PATTERN)
-                        .map_err(|e| pattern_error(&constraint.id, pattern, &e))
-                })
-                .collect::<Result<_, _>>()?;
+                .map(|pattern| LazyRegex::new(pattern.as_str(), PATTERN))
+                .collect();
+            if compile {
+                // Compiled for every request that carries it: no up-front full DFA.
+                for lazy in &patterns {
+                    lazy.get()
+                        .map_err(|e| pattern_error(&constraint.id, lazy.pattern(), e))?;
+                }
+            }
             let record_sha256 = sha256_hex(canonical_object(&mut constraint.fields()).as_bytes());
             constraints.push(Pinned {
                 constraint: constraint.clone(),
@@ -158,9 +182,12 @@ impl PinnedManifest {
                 .iter()
                 .zip(&pinned.patterns)
             {
-                let span = regex.find(summary).map(|m| m.range()).or_else(|| {
-                    view.and_then(|v| regex.find(&v.text).map(|m| v.source_span(m.range())))
-                });
+                let span = match regex.get() {
+                    Ok(regex) => regex.find(summary).map(|m| m.range()).or_else(|| {
+                        view.and_then(|v| regex.find(&v.text).map(|m| v.source_span(m.range())))
+                    }),
+                    Err(_) => Some(0..summary.len()),
+                };
                 if let Some(span) = span {
                     out.push(PinnedConflict {
                         constraint_id: pinned.constraint.id.clone(),
@@ -184,11 +211,15 @@ impl PinnedManifest {
                 .iter()
                 .zip(&pinned.patterns);
             for (pattern, regex) in patterns {
-                out.extend(regex.find_iter(text).map(|m| PinnedConflict {
+                let conflict = |span| PinnedConflict {
                     constraint_id: pinned.constraint.id.clone(),
                     pattern: pattern.clone(),
-                    span: m.range(),
-                }));
+                    span,
+                };
+                match regex.get() {
+                    Ok(regex) => out.extend(regex.find_iter(text).map(|m| conflict(m.range()))),
+                    Err(_) => out.push(conflict(0..text.len())),
+                }
             }
         }
         out
@@ -234,6 +265,39 @@ mod tests {
         assert!(manifest
             .conflicts("Migration 0042 must not run again.")
             .is_empty());
+    }
+
+    #[test]
+    fn the_manifest_for_a_context_is_the_checked_one_and_fails_closed_on_a_bad_pattern() {
+        let pins = [
+            pin(
+                "PIN-1",
+                "Never run migration 0042.",
+                &[r"\brun\b.{0,40}\b0042\b"],
+            ),
+            pin("PIN-2", "Never push.", &[]),
+        ];
+        let checked = PinnedManifest::isolate(&[pin("D", "Default.", &[])], &pins).unwrap();
+        let rendered = PinnedManifest::for_context(&[pin("D", "Default.", &[])], &pins).unwrap();
+        assert_eq!(rendered.root_sha256, checked.root_sha256);
+        assert_eq!(
+            format!("{:?}", rendered.to_value()),
+            format!("{:?}", checked.to_value())
+        );
+        let summary = "Next: run migration 0042.";
+        assert_eq!(rendered.conflicts(summary), checked.conflicts(summary));
+        // A pattern that does not compile refuses a check; a manifest built for a context
+        // never compiled it, and if asked, reports the whole text rather than nothing.
+        let broken = [pin("PIN-X", "Never.", &["(unclosed"])];
+        let err = PinnedManifest::isolate(&[], &broken).unwrap_err();
+        assert!(err.contains("does not compile"), "{err}");
+        let lazy = PinnedManifest::for_context(&[], &broken).unwrap();
+        assert_eq!(lazy.conflicts("anything").len(), 1);
+        assert_eq!(lazy.conflicts("anything")[0].span, 0..8);
+        assert_eq!(lazy.conflicts_all("text")[0].span, 0..4);
+        // Ids clash and invalid severities are refused either way.
+        let twice = [pin("A", "x", &[]), pin("A", "y", &[])];
+        assert!(PinnedManifest::for_context(&[], &twice).is_err());
     }
 
     #[test]

@@ -166,7 +166,7 @@ impl PolicyEngine {
         summary_text: &str,
     ) -> Result<Vec<ContextMessage>, Refusal> {
         request.source_digests()?;
-        let pinned = PinnedManifest::isolate(&self.policy.pinned, &request.pinned_constraints)
+        let pinned = PinnedManifest::for_context(&self.policy.pinned, &request.pinned_constraints)
             .map_err(Refusal::InvalidRequest)?;
         let rendered = self.render_trusted_instruction(&RenderInput {
             tenant_id: &request.tenant_id,
