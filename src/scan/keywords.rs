@@ -43,12 +43,15 @@ impl Keywords {
     pub fn new(rules: &[Rule]) -> Result<Keywords, RuleError> {
         let mut patterns: Vec<String> = Vec::new();
         let mut rules_of: Vec<Vec<usize>> = Vec::new();
+        // Each keyword's pattern id, in first-seen order (a pack has hundreds of keywords).
+        let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for (ri, r) in rules.iter().enumerate() {
             for k in &r.keywords {
                 let k = k.to_ascii_lowercase();
-                match patterns.iter().position(|p| *p == k) {
-                    Some(pi) => rules_of[pi].push(ri),
+                match ids.get(&k) {
+                    Some(&pi) => rules_of[pi].push(ri),
                     None => {
+                        ids.insert(k.clone(), patterns.len());
                         patterns.push(k);
                         rules_of.push(vec![ri]);
                     }
