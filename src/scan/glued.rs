@@ -36,8 +36,20 @@ pub(super) struct Glued {
 }
 
 /// The anchored, boundary-free token regex of a vendor-prefixed rule; `None` for any other.
+#[cfg(test)]
 pub(super) fn glued_regex(
     pattern: &str,
+    unicode: bool,
+    keywords: &[String],
+    category: Category,
+) -> Option<Glued> {
+    let hir = super::rule::parse_hir(pattern, unicode)?;
+    glued_of(&hir, unicode, keywords, category)
+}
+
+/// The glued token regex of a rule whose pattern parsed as `hir` (see [`glued_regex`]).
+pub(super) fn glued_of(
+    hir: &Hir,
     unicode: bool,
     keywords: &[String],
     category: Category,
@@ -45,13 +57,7 @@ pub(super) fn glued_regex(
     if keywords.is_empty() || matches!(category, Category::Pii | Category::Identifier) {
         return None;
     }
-    let hir = regex_syntax::ParserBuilder::new()
-        .unicode(unicode)
-        .utf8(false)
-        .build()
-        .parse(pattern)
-        .ok()?;
-    let token = without_boundaries(&hir)?;
+    let token = without_boundaries(hir)?;
     if !starts_with_a_keyword(&token, keywords) || has_key_group(&token) {
         return None;
     }

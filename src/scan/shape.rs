@@ -35,26 +35,28 @@ impl ValueShape {
 
 /// The shape of `pattern` (compiled with `unicode` as given) whose regex has `groups` explicit
 /// capture groups. Only a single unnamed or `secret` group, or none, is ever simplified.
+#[cfg(test)]
 pub(super) fn value_shape(
     pattern: &str,
     unicode: bool,
     groups: usize,
     name: Option<&str>,
 ) -> ValueShape {
+    match super::rule::parse_hir(pattern, unicode) {
+        Some(hir) => value_shape_of(&hir, groups, name),
+        None if groups == 0 => ValueShape::Whole,
+        None => ValueShape::Captures,
+    }
+}
+
+/// The shape of a pattern parsed as `hir` (see [`value_shape`]).
+pub(super) fn value_shape_of(hir: &Hir, groups: usize, name: Option<&str>) -> ValueShape {
     if groups == 0 {
         return ValueShape::Whole;
     }
     if groups > 1 || name.is_some_and(|n| n != "secret") {
         return ValueShape::Captures;
     }
-    let parsed = regex_syntax::ParserBuilder::new()
-        .unicode(unicode)
-        .utf8(false)
-        .build()
-        .parse(pattern);
-    let Ok(hir) = parsed else {
-        return ValueShape::Captures;
-    };
     let parts: &[Hir] = match hir.kind() {
         HirKind::Concat(parts) => parts,
         HirKind::Capture(_) => return ValueShape::Whole,

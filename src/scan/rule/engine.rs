@@ -37,6 +37,26 @@ impl RuleRegex {
         })
     }
 
+    /// Compiles `pattern`, already parsed as `hir` under the same syntax, on the NFA engines:
+    /// the same regex [`RuleRegex::new`] builds, without parsing it again.
+    pub fn from_hir(
+        pattern: &str,
+        hir: &regex_syntax::hir::Hir,
+        unicode: bool,
+        size_limit: usize,
+    ) -> Result<RuleRegex, String> {
+        let cheap = meta::Builder::new()
+            .configure(config(size_limit, false))
+            .build_from_hir(hir)
+            .map_err(|e| explain(pattern, unicode, size_limit, e.to_string()))?;
+        Ok(RuleRegex {
+            pattern: pattern.to_owned(),
+            unicode,
+            size_limit,
+            warm: Warming::new(cheap),
+        })
+    }
+
     /// Builds the fast engines now: why they do not build, if they do not.
     pub fn compile_fast(&self) -> Result<(), String> {
         self.fast()
@@ -91,20 +111,27 @@ fn build(
     size_limit: usize,
     fast: bool,
 ) -> Result<meta::Regex, String> {
-    let mut config = meta::Config::new()
+    let syntax = syntax::Config::new().unicode(unicode).utf8(false);
+    meta::Builder::new()
+        .configure(config(size_limit, fast))
+        .syntax(syntax)
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+/// The meta engine's options as `regex::bytes::RegexBuilder` sets them (`fast`), or the same
+/// without the literal prefilter, the lazy and full DFAs (`!fast`).
+fn config(size_limit: usize, fast: bool) -> meta::Config {
+    let config = meta::Config::new()
         .nfa_size_limit(Some(size_limit))
         .hybrid_cache_capacity(size_limit)
         .match_kind(MatchKind::LeftmostFirst)
         .utf8_empty(false);
-    if !fast {
-        config = config.auto_prefilter(false).hybrid(false).dfa(false);
+    if fast {
+        config
+    } else {
+        config.auto_prefilter(false).hybrid(false).dfa(false)
     }
-    let syntax = syntax::Config::new().unicode(unicode).utf8(false);
-    meta::Builder::new()
-        .configure(config)
-        .syntax(syntax)
-        .build(pattern)
-        .map_err(|e| e.to_string())
 }
 
 /// Why `pattern` does not compile, as the `regex` crate says it (what is wrong and where), or
@@ -140,11 +167,15 @@ mod tests {
                 .unwrap();
             let want: Vec<_> = expected.find_iter(hay).map(|m| m.range()).collect();
             let rule = RuleRegex::new(p, false, 1 << 20).unwrap();
-            for engine in [rule.warm.cheap(), rule.fast().unwrap()] {
+            let hir = crate::scan::rule::parse_hir(p, false).unwrap();
+            let parsed = RuleRegex::from_hir(p, &hir, false, 1 << 20).unwrap();
+            for engine in [rule.warm.cheap(), rule.fast().unwrap(), parsed.warm.cheap()] {
                 let got: Vec<_> = engine.find_iter(hay).map(|m| m.range()).collect();
                 assert_eq!(got, want, "{p}");
             }
             assert_eq!(rule.captures_len(), expected.captures_len());
+            assert_eq!(parsed.captures_len(), expected.captures_len());
+            assert!(parsed.capture_names().eq(expected.capture_names()));
             assert!(rule.capture_names().eq(expected.capture_names()));
         }
     }

@@ -8,7 +8,7 @@ use regex_automata::util::captures::Captures;
 use regex_automata::Span;
 
 use super::super::validate::{self, Outcome};
-use super::super::{filter, glued, RawMatch};
+use super::super::{filter, RawMatch};
 use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, RuleRegex, ValueShape};
 
 /// What a validator sees of one match: the value, the named `key` group, and the text around.
@@ -25,12 +25,7 @@ impl Rule {
     /// The rule's regex, compiled on first use; an error says which rule and why.
     pub(in crate::scan) fn compiled(&self) -> Result<&Compiled, RuleError> {
         self.compiled
-            .get_or_init(|| {
-                let mut compiled = build_regex(&self.pattern, self.unicode)?;
-                compiled.glued =
-                    glued::glued_regex(&self.pattern, self.unicode, &self.keywords, self.category);
-                Ok(compiled)
-            })
+            .get_or_init(|| build_regex(&self.pattern, self.unicode, &self.keywords, self.category))
             .as_ref()
             .map_err(|reason| RuleError::Regex {
                 id: self.id.clone(),
