@@ -43,7 +43,7 @@ pub(super) fn glued_regex(
     keywords: &[String],
     category: Category,
 ) -> Option<Glued> {
-    let hir = super::rule::parse_hir(pattern, unicode)?;
+    let hir = super::rule::parse(pattern, unicode).ok()?;
     glued_of(&hir, unicode, keywords, category)
 }
 

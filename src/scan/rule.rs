@@ -20,6 +20,8 @@ use super::validate::Validator;
 mod engine;
 mod search;
 
+#[cfg(test)]
+pub(super) use engine::parse;
 pub(super) use engine::RuleRegex;
 
 pub(super) use search::{find_group, MatchCtx};
@@ -178,17 +180,6 @@ pub(super) struct Compiled {
     pub glued: Option<super::glued::Glued>,
 }
 
-/// A rule's pattern parsed as its regex parses it (bytes, Unicode as the rule says), or `None`
-/// when it does not parse (compiling it then says why).
-pub(super) fn parse_hir(pattern: &str, unicode: bool) -> Option<regex_syntax::hir::Hir> {
-    regex_syntax::ParserBuilder::new()
-        .unicode(unicode)
-        .utf8(false)
-        .build()
-        .parse(pattern)
-        .ok()
-}
-
 /// Compiles one rule's regex with the scanner's limits, and from the same parse where its
 /// value sits in a match and, for a vendor-prefixed token rule, its glued-token regex.
 pub(super) fn build_regex(
@@ -197,17 +188,7 @@ pub(super) fn build_regex(
     keywords: &[String],
     category: Category,
 ) -> Result<Compiled, String> {
-    let Some(hir) = parse_hir(pattern, unicode) else {
-        // The error the `regex` crate gives; should it compile after all, captures always
-        // give the value.
-        let regex = RuleRegex::new(pattern, unicode, REGEX_SIZE_LIMIT)?;
-        return Ok(Compiled {
-            regex,
-            value_shape: ValueShape::Captures,
-            glued: None,
-        });
-    };
-    let regex = RuleRegex::from_hir(pattern, &hir, unicode, REGEX_SIZE_LIMIT)?;
+    let (regex, hir) = RuleRegex::parsed(pattern, unicode, REGEX_SIZE_LIMIT)?;
     let groups = regex.captures_len().saturating_sub(1);
     let first_name = regex.capture_names().nth(1).flatten();
     let value_shape = shape::value_shape_of(&hir, groups, first_name);

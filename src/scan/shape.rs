@@ -42,10 +42,10 @@ pub(super) fn value_shape(
     groups: usize,
     name: Option<&str>,
 ) -> ValueShape {
-    match super::rule::parse_hir(pattern, unicode) {
-        Some(hir) => value_shape_of(&hir, groups, name),
-        None if groups == 0 => ValueShape::Whole,
-        None => ValueShape::Captures,
+    match super::rule::parse(pattern, unicode) {
+        Ok(hir) => value_shape_of(&hir, groups, name),
+        Err(_) if groups == 0 => ValueShape::Whole,
+        Err(_) => ValueShape::Captures,
     }
 }
 

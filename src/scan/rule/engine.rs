@@ -26,35 +26,32 @@ pub(in crate::scan) struct RuleRegex {
 
 impl RuleRegex {
     /// Compiles `pattern` on the NFA engines; the error is the `regex` crate's.
+    #[cfg(test)]
     pub fn new(pattern: &str, unicode: bool, size_limit: usize) -> Result<RuleRegex, String> {
-        let cheap = build(pattern, unicode, size_limit, false)
-            .map_err(|e| explain(pattern, unicode, size_limit, e))?;
-        Ok(RuleRegex {
-            pattern: pattern.to_owned(),
-            unicode,
-            size_limit,
-            warm: Warming::new(cheap),
-        })
+        RuleRegex::parsed(pattern, unicode, size_limit).map(|(regex, _)| regex)
     }
 
-    /// Compiles `pattern`, already parsed as `hir` under the same syntax, on the NFA engines:
-    /// the same regex [`RuleRegex::new`] builds, without parsing it again.
-    pub fn from_hir(
+    /// Compiles `pattern` on the NFA engines, and gives the syntax tree it was built from (for
+    /// what else a rule reads of its pattern, without parsing it again); the error is the
+    /// `regex` crate's.
+    pub fn parsed(
         pattern: &str,
-        hir: &regex_syntax::hir::Hir,
         unicode: bool,
         size_limit: usize,
-    ) -> Result<RuleRegex, String> {
+    ) -> Result<(RuleRegex, regex_syntax::hir::Hir), String> {
+        let explained = |e: String| explain(pattern, unicode, size_limit, e);
+        let hir = parse(pattern, unicode).map_err(explained)?;
         let cheap = meta::Builder::new()
             .configure(config(size_limit, false))
-            .build_from_hir(hir)
-            .map_err(|e| explain(pattern, unicode, size_limit, e.to_string()))?;
-        Ok(RuleRegex {
+            .build_from_hir(&hir)
+            .map_err(|e| explained(e.to_string()))?;
+        let regex = RuleRegex {
             pattern: pattern.to_owned(),
             unicode,
             size_limit,
             warm: Warming::new(cheap),
-        })
+        };
+        Ok((regex, hir))
     }
 
     /// Builds the fast engines now: why they do not build, if they do not.
@@ -111,12 +108,24 @@ fn build(
     size_limit: usize,
     fast: bool,
 ) -> Result<meta::Regex, String> {
-    let syntax = syntax::Config::new().unicode(unicode).utf8(false);
     meta::Builder::new()
         .configure(config(size_limit, fast))
-        .syntax(syntax)
+        .syntax(syntax_config(unicode))
         .build(pattern)
         .map_err(|e| e.to_string())
+}
+
+/// A rule's syntax: bytes, Unicode as the rule says.
+fn syntax_config(unicode: bool) -> syntax::Config {
+    syntax::Config::new().unicode(unicode).utf8(false)
+}
+
+/// `pattern` parsed as a rule's regex parses it.
+pub(in crate::scan) fn parse(
+    pattern: &str,
+    unicode: bool,
+) -> Result<regex_syntax::hir::Hir, String> {
+    syntax::parse_with(pattern, &syntax_config(unicode)).map_err(|e| e.to_string())
 }
 
 /// The meta engine's options as `regex::bytes::RegexBuilder` sets them (`fast`), or the same
@@ -167,8 +176,7 @@ mod tests {
                 .unwrap();
             let want: Vec<_> = expected.find_iter(hay).map(|m| m.range()).collect();
             let rule = RuleRegex::new(p, false, 1 << 20).unwrap();
-            let hir = crate::scan::rule::parse_hir(p, false).unwrap();
-            let parsed = RuleRegex::from_hir(p, &hir, false, 1 << 20).unwrap();
+            let (parsed, _) = RuleRegex::parsed(p, false, 1 << 20).unwrap();
             for engine in [rule.warm.cheap(), rule.fast().unwrap(), parsed.warm.cheap()] {
                 let got: Vec<_> = engine.find_iter(hay).map(|m| m.range()).collect();
                 assert_eq!(got, want, "{p}");
