@@ -10,6 +10,7 @@ pub mod compacted;
 pub mod consistency;
 pub mod diagnose;
 pub mod lazy_regex;
+pub mod leaf_memo;
 pub mod pattern_set;
 pub mod pinned;
 pub mod prose;

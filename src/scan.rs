@@ -154,6 +154,9 @@ pub struct Scanner {
     /// Enabled rules that run over the whole field, most behind one regex-set pass.
     whole: whole::WholeField,
     rules_sha256: String,
+    /// The rule files' digest and which rules run and which are named: what a scan's
+    /// findings depend on besides the text (see [`Scanner::selection`]).
+    selection: Arc<str>,
     /// This scanner narrowed to its secret rules, for the joined views (built on first use).
     secrets: OnceLock<Box<Scanner>>,
 }
@@ -243,7 +246,9 @@ impl Scanner {
         let keyword_rules = selected(&keywords.rules_of, &enabled);
         let (digit_rules, in_group) = group_digit_rules(&rules, &enabled, None);
         let whole = whole_field_rules(&rules, &enabled, &always, None);
+        let selection = selection(&rules_sha256, &enabled, &named);
         Ok(Scanner {
+            selection,
             rules: rules.into(),
             enabled,
             keywords: Arc::new(keywords),
@@ -307,6 +312,7 @@ impl Scanner {
         let whole = whole_field_rules(&self.rules, &enabled, &self.always, Some(&self.whole));
         Scanner {
             keyword_rules: selected(&self.keywords.rules_of, &enabled),
+            selection: selection(&self.rules_sha256, &enabled, &named),
             enabled,
             digit_rules,
             in_group,
@@ -326,6 +332,13 @@ impl Scanner {
                 .collect();
             Box::new(self.narrowed(enabled, self.named.clone()))
         })
+    }
+
+    /// Names what this scanner's findings depend on besides the text: the rule files' digest,
+    /// then a mark per rule (`-` off, `e` on, `n` on and named). Two scanners with the same
+    /// selection find the same in every text.
+    pub fn selection(&self) -> &str {
+        &self.selection
     }
 
     /// Whether a scan policy may name `name` as an entity type.
@@ -432,6 +445,18 @@ struct RawMatch {
 }
 
 /// The rules each keyword selects, narrowed to the enabled ones.
+fn selection(rules_sha256: &str, enabled: &[bool], named: &[bool]) -> Arc<str> {
+    let marks = enabled
+        .iter()
+        .zip(named)
+        .map(|(&on, &named)| match (on, named) {
+            (false, _) => '-',
+            (true, false) => 'e',
+            (true, true) => 'n',
+        });
+    format!("{rules_sha256}:{}", marks.collect::<String>()).into()
+}
+
 fn selected(rules_of: &[Vec<usize>], enabled: &[bool]) -> Vec<Vec<usize>> {
     rules_of
         .iter()

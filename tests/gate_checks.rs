@@ -406,6 +406,50 @@ fn a_secret_in_a_claim_is_found_too() {
 }
 
 #[test]
+fn a_claim_value_scanned_before_is_found_again_under_the_field_that_holds_it() {
+    // The checker keeps the findings of short claim values; a second call, and a call with
+    // the same value in another claim, must report exactly what a fresh scan reports.
+    let secret = "postgres://admin:Sup3rS3cret!@db.internal:5432/app";
+    let in_claim = |index: usize| {
+        move |out: &mut Value| {
+            requests::set(
+                requests::claim_mut(out, index),
+                "preserved_predicate",
+                Value::from(secret),
+            )
+        }
+    };
+    let fresh = || Checker::new(Policy::builtin("default").unwrap()).unwrap();
+    let e = requests::engine("default");
+    let first_request =
+        GateRequest::from_value(&requests::with_output(&e, DEFAULT_CLEAN, in_claim(0))).unwrap();
+    let other_request =
+        GateRequest::from_value(&requests::with_output(&e, DEFAULT_CLEAN, in_claim(2))).unwrap();
+    let checker = fresh();
+    let first = checker.check(&first_request).unwrap();
+    let again = checker.check(&first_request).unwrap();
+    let other = checker.check(&other_request).unwrap();
+    assert_eq!(first.report.canonical, again.report.canonical);
+    assert_eq!(
+        other.report.canonical,
+        fresh().check(&other_request).unwrap().report.canonical
+    );
+    let fields = |o: &GateOutcome| -> Vec<String> {
+        findings(o, "secrets")
+            .iter()
+            .map(|f| f.field.clone())
+            .collect()
+    };
+    assert!(fields(&first)
+        .iter()
+        .all(|f| f.starts_with("preserved_constraint_claims[0].")));
+    assert!(!fields(&other).is_empty());
+    assert!(fields(&other)
+        .iter()
+        .all(|f| f.starts_with("preserved_constraint_claims[2].")));
+}
+
+#[test]
 fn a_scan_policy_the_scanner_cannot_honour_is_an_error_not_a_narrower_scan() {
     let text = cq::policy::BUILTIN
         .iter()

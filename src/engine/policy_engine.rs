@@ -13,6 +13,7 @@ use super::clause::ClosedClauseVerifier;
 use super::consistency::{MemoryEvidence, RegistryCache};
 use super::context::{trusted_context, Body, ContextMessage, RenderInput};
 use super::gate::{AuditSink, CompactionPolicy, Gate, GateOutcome, PolicySource};
+use super::leaf_memo::{LeafMemo, Memoized};
 use super::pinned::PinnedManifest;
 use super::prose::ProseRules;
 use super::registry::{ConstraintRecord, RecordKind, RecordSet};
@@ -37,6 +38,9 @@ pub struct PolicyEngine {
     pub scan_policy: VerifiedScanPolicy,
     /// This policy's registries once verified, so later calls skip re-hashing them.
     pub registry_cache: RegistryCache,
+    /// Findings of short leaves (claims' ids, predicates and digests) by the leaf scanner
+    /// that found them, so later calls with the same scanner do not scan them again.
+    pub leaf_memo: LeafMemo,
     /// The compiled prose rules, when the policy is in prose mode.
     pub prose: Option<ProseRules>,
 }
@@ -130,6 +134,7 @@ impl PolicyEngine {
             scan_policy,
             policy,
             registry_cache: RegistryCache::default(),
+            leaf_memo: LeafMemo::default(),
             prose,
         })
     }
@@ -146,11 +151,15 @@ impl PolicyEngine {
             policy: &self.scan_policy,
             backend,
         };
+        let leaf_scanner = Memoized {
+            scanner: leaf_scanner,
+            memo: &self.leaf_memo,
+        };
         let gate = Gate {
             policy: self,
             verifier: &self.verifier,
             scanner: &scanner,
-            leaf_scanner,
+            leaf_scanner: &leaf_scanner,
             authority: &self.authority,
             registry_cache: Some(&self.registry_cache),
         };

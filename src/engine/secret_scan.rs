@@ -77,6 +77,14 @@ pub trait ScanBackend {
 /// may scan a value that repeats once.
 pub trait LeafScanner {
     fn scan_field(&self, field_path: &str, text: &str) -> Vec<LeafFinding>;
+
+    /// A name for everything besides the text that this scanner's findings depend on, when
+    /// it has one: two scanners with the same selection find the same in every text, each
+    /// finding named after the `field_path` given. `None` (the default) keeps its findings
+    /// from being remembered across calls (see [`super::leaf_memo`]).
+    fn selection(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The seed's `SecretScanReceipt`.

@@ -30,6 +30,10 @@ impl LeafScanner for Scanner {
             .map(leaf)
             .collect()
     }
+
+    fn selection(&self) -> Option<&str> {
+        Some(Scanner::selection(self))
+    }
 }
 
 /// The G003 backend over a rule pack. The scanner narrowed to a request's entity types is

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use cq::engine::consistency::{ConsistencyChecker, ConsistencyRequest, MemoryEvidence};
 use cq::engine::gate::PolicySource;
 use cq::engine::pinned::PinnedManifest;
-use cq::engine::secret_scan::{CompactionScanner, ExactSecretScanner, LeafScanner};
+use cq::engine::secret_scan::{CompactionScanner, ExactSecretScanner};
 use cq::engine::{schema, GateRequest, PolicyEngine, SourceMessage, SummarizerOutput};
 use cq::json::{self, Limits, Value};
 use cq::policy::grammar::RequiredClause;
@@ -89,7 +89,7 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
 }
 
 /// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling;
-/// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `floor`, `seed-consistency`,
+/// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `gate-afresh`, `floor`, `seed-consistency`,
 /// `seed-gate`, `sha`, `stages`) runs only those measurements, so a profile shows one workload.
 fn scaled(iterations: usize) -> usize {
     let scale: f64 = std::env::var("CQ_BENCH_SCALE")
@@ -234,6 +234,15 @@ fn main() {
         5000,
     );
     let (g_mean, g_median) = time("gate", || assert!(black_box(check()).accepted), 2000);
+    // The same call with every claim value new to the engine (its memo of short leaves cleared).
+    let (gf_mean, gf_median) = time(
+        "gate-afresh",
+        || {
+            engine.leaf_memo.clear();
+            assert!(black_box(check()).accepted)
+        },
+        2000,
+    );
     let (h_mean, h_median) = time(
         "floor",
         || {
@@ -332,6 +341,11 @@ fn main() {
             g_median,
         ),
         (
+            "default grammar, total parse: whole gate, no claim value seen before",
+            gf_mean,
+            gf_median,
+        ),
+        (
             "seed grammar: G002 consistency check (ends INSUFFICIENT_DATA)",
             sc_mean,
             sc_median,
@@ -379,6 +393,16 @@ fn main() {
             g_median,
             2.0,
             hashed(&|| drop(check())),
+        ),
+        (
+            "default grammar, whole gate, no claim value seen before",
+            "gate-afresh",
+            gf_median,
+            2.0,
+            hashed(&|| {
+                engine.leaf_memo.clear();
+                drop(check())
+            }),
         ),
         (
             "seed grammar, consistency check",
@@ -505,18 +529,28 @@ fn stages(
     let pinned =
         PinnedManifest::isolate(&engine.default_pinned(), &request.pinned_constraints).unwrap();
     let summary = compacted.summary_text.as_str();
-    let claim_values = || {
+    // As the gate scans them: through the engine's memo of short leaves (`afresh` clears it
+    // first, as a call whose claims were never seen by this engine).
+    let claim_values = |afresh: bool| {
+        if afresh {
+            engine.leaf_memo.clear();
+        }
+        let memo = &engine.leaf_memo;
         let mut seen = std::collections::HashSet::new();
         for claim in &compacted.preserved_constraint_claims {
             for (key, value) in claim.fields() {
                 if let json::Field::Str(text) = value {
                     if seen.insert(text) {
-                        black_box(scanner.scan_field(key, text));
+                        black_box(memo.scan_field(scanner, key, text));
                     }
                 }
             }
         }
-        black_box(scanner.scan_field("summarizer.model_revision", &request.model_revision));
+        black_box(memo.scan_field(
+            scanner,
+            "summarizer.model_revision",
+            &request.model_revision,
+        ));
     };
     let rows: [(&str, &dyn Fn()); 7] = [
         ("source digests", &|| {
@@ -532,7 +566,9 @@ fn stages(
                 checker.verify(&consistency, &mut MemoryEvidence::default()),
             ))
         }),
-        ("secret scan: claims and model revision", &claim_values),
+        ("secret scan: claims and model revision", &|| {
+            claim_values(false)
+        }),
         ("secret scan: G003 request, backend, receipt", &|| {
             drop(black_box(exact.scan(&engine.policy_sha256, &compacted)))
         }),
@@ -568,6 +604,11 @@ fn stages(
             micros(whole.saturating_sub(total))
         );
     }
+    let (_, afresh) = time("stages", || claim_values(true), 1000);
+    println!(
+        "| (secret scan: claims and model revision, none seen before) | {} | 0 (0) | 0.0 µs |",
+        micros(afresh)
+    );
 }
 
 /// The bytes and digests one call of `f` hands SHA-256.
