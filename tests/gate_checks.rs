@@ -450,6 +450,46 @@ fn a_claim_value_scanned_before_is_found_again_under_the_field_that_holds_it() {
 }
 
 #[test]
+fn a_short_scanned_field_seen_before_is_reported_as_a_fresh_scan_reports_it() {
+    // The G003 backend keeps the findings of short fields (ids, digests) too.
+    let token = "ghp_R7xK2mQ9vL4pT8wZ3nB6cY1dF5hJ0sA2eG7k";
+    let e = requests::engine("default");
+    let request = |index: usize| {
+        let value = requests::with_output(&e, DEFAULT_CLEAN, |out| {
+            if let Value::Object(map) = out {
+                if let Some(Value::Array(ids)) = map.get_mut("retained_safety_invariant_ids") {
+                    ids[index] = Value::from(token);
+                }
+            }
+        });
+        GateRequest::from_value(&value).unwrap()
+    };
+    let fresh = || Checker::new(Policy::builtin("default").unwrap()).unwrap();
+    let checker = fresh();
+    let first = checker.check(&request(0)).unwrap();
+    assert!(!first.accepted);
+    assert_eq!(
+        first.report.canonical,
+        checker.check(&request(0)).unwrap().report.canonical
+    );
+    let other = checker.check(&request(1)).unwrap();
+    assert_eq!(
+        other.report.canonical,
+        fresh().check(&request(1)).unwrap().report.canonical
+    );
+    let secrets = findings(&other, "secrets");
+    assert!(
+        secrets
+            .iter()
+            .any(|f| f.field == "retained_safety_invariant_ids[1]")
+            && secrets
+                .iter()
+                .all(|f| f.field != "retained_safety_invariant_ids[0]"),
+        "{secrets:?}"
+    );
+}
+
+#[test]
 fn a_scan_policy_the_scanner_cannot_honour_is_an_error_not_a_narrower_scan() {
     let text = cq::policy::BUILTIN
         .iter()

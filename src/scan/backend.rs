@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use crate::engine::leaf_memo::LeafMemo;
 use crate::engine::secret_scan::{
     BackendError, BackendReceipt, LeafFinding, LeafScanner, ScanBackend,
 };
@@ -37,10 +38,12 @@ impl LeafScanner for Scanner {
 }
 
 /// The G003 backend over a rule pack. The scanner narrowed to a request's entity types is
-/// kept for the next request with the same types (the policy's, as a rule).
+/// kept for the next request with the same types (the policy's, as a rule), and so are the
+/// findings of short fields (the retained ids, the source digests) by that scanner.
 pub struct ScannerBackend {
     scanner: Scanner,
     prepared: std::sync::Mutex<Option<(Vec<String>, std::sync::Arc<Scanner>)>>,
+    memo: LeafMemo,
 }
 
 impl ScannerBackend {
@@ -48,11 +51,17 @@ impl ScannerBackend {
         ScannerBackend {
             scanner,
             prepared: std::sync::Mutex::new(None),
+            memo: LeafMemo::default(),
         }
     }
 
     pub fn scanner(&self) -> &Scanner {
         &self.scanner
+    }
+
+    /// The findings of short fields kept from earlier requests.
+    pub fn leaf_memo(&self) -> &LeafMemo {
+        &self.memo
     }
 
     /// The scanner for exactly these entity types; an unsupported one is an error.
@@ -121,7 +130,7 @@ impl ScanBackend for ScannerBackend {
         let mut findings = Vec::new();
         for field in fields {
             let (path, value) = (text(field, "path")?, text(field, "value")?);
-            findings.extend(scanner.scan_text(path, value).into_iter().map(leaf));
+            findings.extend(self.memo.scan_field(&*scanner, path, value));
             if started.elapsed().as_millis() > timeout_ms.max(0) as u128 {
                 return Err(BackendError::Timeout);
             }

@@ -274,9 +274,14 @@ fn runs(text: &str) -> Vec<Vec<Range<usize>>> {
 
 /// The glued, paired and named views of `text`, or none when no two fragments are neighbours.
 fn views(text: &str) -> Vec<View> {
-    if text.len() > MAX_JOINED_BYTES {
+    // One word (no whitespace at all) holds at most one fragment: no run, no view.
+    if text.len() > MAX_JOINED_BYTES || !text.contains(char::is_whitespace) {
         return Vec::new();
     }
+    views_of(text)
+}
+
+fn views_of(text: &str) -> Vec<View> {
     // The pieces of a secret are random, so a fragment that reads as a name (a key name, a
     // number, `fix-refund-rounding`) or is a URL is glued to nothing: a token's pattern would
     // run on into it or start inside it, and a URL would take the next fragment for its
@@ -500,6 +505,22 @@ mod tests {
         // The piece that reads as a name is not counted as random; the other two are.
         let counted = loose.map(|v| v.random_pieces(&(0..56)));
         assert_eq!(counted, Some(2));
+    }
+
+    #[test]
+    fn a_text_without_whitespace_makes_no_view_even_when_looked_at_whole() {
+        for text in [
+            "MIIEo9xq2KxAQz9",
+            "Read.file.MIIEo9x.q2KxAQz9",
+            "password:Xk9mP2qLz7==",
+            "sk-proj-Qk7PKwLBg42,dfjic0XJC8OpgwOdw13;dLNShpbRCxcgZ6ExUU",
+            "é-MIIEo9x|q2KxAQz9",
+        ] {
+            assert!(views(text).is_empty(), "{text}");
+            assert!(views_of(text).is_empty(), "{text}");
+        }
+        // Whitespace only `char::is_whitespace` knows still splits.
+        assert_eq!(views("Read file MIIEo9x.\u{2003}q2KxAQz9.").len(), 2);
     }
 
     #[test]
