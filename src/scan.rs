@@ -444,7 +444,7 @@ struct RawMatch {
     confidence: Confidence,
 }
 
-/// The rules each keyword selects, narrowed to the enabled ones.
+/// What [`Scanner::selection`] names.
 fn selection(rules_sha256: &str, enabled: &[bool], named: &[bool]) -> Arc<str> {
     let marks = enabled
         .iter()
@@ -457,6 +457,7 @@ fn selection(rules_sha256: &str, enabled: &[bool], named: &[bool]) -> Arc<str> {
     format!("{rules_sha256}:{}", marks.collect::<String>()).into()
 }
 
+/// The rules each keyword selects, narrowed to the enabled ones.
 fn selected(rules_of: &[Vec<usize>], enabled: &[bool]) -> Vec<Vec<usize>> {
     rules_of
         .iter()
