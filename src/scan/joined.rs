@@ -179,8 +179,10 @@ fn words(text: &str) -> Vec<(Word, Range<usize>)> {
 }
 
 /// Calls `f` with the start and text of each non-empty word of `text`, words being split on
-/// whitespace. ASCII whitespace is found byte by byte; a word with other bytes is split again
-/// on Unicode whitespace, so the words are those of `text.split(char::is_whitespace)`.
+/// whitespace. ASCII whitespace (`u8::is_ascii_whitespace`) is found byte by byte; a word with
+/// other bytes is split again on Unicode whitespace, so the words are those of
+/// `text.split(char::is_whitespace)`, except that a word of ASCII bytes alone is not split at a
+/// vertical tab (U+000B), which only `char::is_whitespace` counts.
 fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
     let mut start = 0;
     for word in text.as_bytes().split(u8::is_ascii_whitespace) {
@@ -521,6 +523,29 @@ mod tests {
         }
         // Whitespace only `char::is_whitespace` knows still splits.
         assert_eq!(views("Read file MIIEo9x.\u{2003}q2KxAQz9.").len(), 2);
+    }
+
+    #[test]
+    fn words_are_split_on_whitespace_but_an_ascii_word_not_at_a_vertical_tab() {
+        let words = |text: &str| {
+            let mut out = Vec::new();
+            for_each_word(text, |at, w| out.push((at, w.to_owned())));
+            out
+        };
+        assert_eq!(
+            words("a\tb\u{2003}c é\u{a0}d"),
+            vec![
+                (0, "a".into()),
+                (2, "b".into()),
+                (6, "c".into()),
+                (8, "é".into()),
+                (12, "d".into())
+            ]
+        );
+        assert_eq!(
+            words("a\x0bb c"),
+            vec![(0, "a\x0bb".into()), (4, "c".into())]
+        );
     }
 
     #[test]
