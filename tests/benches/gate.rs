@@ -89,8 +89,9 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
 }
 
 /// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling;
-/// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `gate-afresh`, `floor`, `seed-consistency`,
-/// `seed-gate`, `sha`, `stages`) runs only those measurements, so a profile shows one workload.
+/// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `gate-afresh`, `floor`,
+/// `seed-consistency`, `seed-gate`, `sha`, `stages`) runs only those measurements, so a profile
+/// shows one workload.
 fn scaled(iterations: usize) -> usize {
     let scale: f64 = std::env::var("CQ_BENCH_SCALE")
         .ok()
