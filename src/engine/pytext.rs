@@ -152,14 +152,35 @@ pub fn casefold(text: &str) -> String {
     out
 }
 
+/// Appends `word`, after a space unless `out` is empty; an empty word adds nothing.
+fn push_word(out: &mut String, word: &str) {
+    if word.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(word);
+}
+
 /// Python's `" ".join(text.split())`.
 pub fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for word in text.split(is_space).filter(|word| !word.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
+    if text.is_ascii() {
+        // The same split, byte by byte: ASCII `isspace()` is these bytes alone.
+        let space = |b: u8| matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' ');
+        let mut start = 0;
+        for (at, &b) in text.as_bytes().iter().enumerate() {
+            if space(b) {
+                push_word(&mut out, &text[start..at]);
+                start = at + 1;
+            }
         }
-        out.push_str(word);
+        push_word(&mut out, &text[start..]);
+        return out;
+    }
+    for word in text.split(is_space) {
+        push_word(&mut out, word);
     }
     out
 }
@@ -355,6 +376,30 @@ mod tests {
         }
         assert!(!is_space('\u{200b}'));
         assert_eq!(collapse_whitespace(" a\x1f\u{85}b  c "), "a b c");
+    }
+
+    #[test]
+    fn ascii_text_collapses_as_the_general_split_does() {
+        let general = |text: &str| -> String {
+            text.split(is_space)
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // Every ASCII byte, alone, between words, doubled and at either end.
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            for text in [
+                format!("{c}"),
+                format!("a{c}b"),
+                format!("{c}{c}a{c}{c}b{c}{c}"),
+                format!("read{c} file{c}\t x.rs{c}"),
+            ] {
+                assert_eq!(collapse_whitespace(&text), general(&text), "{text:?}");
+            }
+        }
+        assert_eq!(collapse_whitespace(""), "");
+        assert_eq!(collapse_whitespace(" \x0b\x1c "), "");
     }
 
     #[test]

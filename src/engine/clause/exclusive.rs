@@ -23,6 +23,8 @@ pub(super) struct ExclusiveGroup {
     subject: Option<Vec<usize>>,
     /// 0-based slot numbers of the state; `None`: every choice outside the subject.
     state: Option<Vec<usize>>,
+    /// For each clause, the word positions of its subject's slots and of its state's slots.
+    positions: Vec<(Vec<usize>, Vec<usize>)>,
 }
 
 /// Two clauses (0-based, in summary order) that contradict each other.
@@ -34,6 +36,14 @@ pub(super) struct Contradiction {
 }
 
 fn comparable(word: &str) -> String {
+    if word.is_ascii() {
+        // ASCII folds to lower case, and no separator is a letter: one pass.
+        return word
+            .bytes()
+            .filter(|b| !SEPARATORS.as_bytes().contains(b))
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     pytext::casefold(word).replace(|c: char| SEPARATORS.contains(c), "")
 }
 
@@ -87,13 +97,27 @@ impl ExclusiveGroup {
         };
         let subject = numbers(&item.subject, "subject")?;
         let state = numbers(&item.state, "state")?;
-        let group = ExclusiveGroup {
+        let mut group = ExclusiveGroup {
             id: item.id.clone(),
             predicate: item.predicate.clone(),
             clauses,
             subject,
             state,
+            positions: Vec::new(),
         };
+        group.positions = group
+            .clauses
+            .iter()
+            .map(|template| {
+                let at = template.slot_positions();
+                let subject = group.subject_of(template);
+                let state = group.state_of(template, &subject);
+                let words = |slots: &[usize]| -> Vec<usize> {
+                    slots.iter().filter_map(|&i| at.get(i).copied()).collect()
+                };
+                (words(&subject), words(&state))
+            })
+            .collect();
         let subject_lengths: HashSet<usize> = group
             .clauses
             .iter()
@@ -135,25 +159,15 @@ impl ExclusiveGroup {
 
     /// The clause's subject and state in this group, when it is one of the group's clauses.
     fn key(&self, words: &[&str], types: &SlotTypes) -> Option<Key> {
-        let (index, template) = self
-            .clauses
-            .iter()
-            .enumerate()
-            .find(|(_, t)| t.matches(words, types))?;
-        let slots = template.slot_words(words);
-        let subject_slots = self.subject_of(template);
-        let subject = subject_slots
-            .iter()
-            .filter_map(|&i| slots.get(i))
-            .map(|(_, w)| comparable(w))
-            .collect();
-        let state = self
-            .state_of(template, &subject_slots)
-            .iter()
-            .filter_map(|&i| slots.get(i))
-            .map(|(_, w)| comparable(w))
-            .collect();
-        Some((subject, (index, state)))
+        let index = self.clauses.iter().position(|t| t.matches(words, types))?;
+        let (subject, state) = self.positions.get(index)?;
+        let values = |at: &[usize]| -> Vec<String> {
+            at.iter()
+                .filter_map(|&p| words.get(p))
+                .map(|w| comparable(w))
+                .collect()
+        };
+        Some((values(subject), (index, values(state))))
     }
 }
 
@@ -185,4 +199,21 @@ pub(super) fn contradictions(
     }
     out.sort_by_key(|c| (c.second, c.first, c.group));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ascii_word_compares_as_the_general_fold_makes_it() {
+        let general = |w: &str| pytext::casefold(w).replace(|c: char| SEPARATORS.contains(c), "");
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            let word = format!("M{c}-0042{c}Ab");
+            assert_eq!(comparable(&word), general(&word), "{word:?}");
+        }
+        assert_eq!(comparable("M-0042"), "m0042");
+        assert_eq!(comparable("Straße_X"), "strassex");
+    }
 }

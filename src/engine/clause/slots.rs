@@ -238,16 +238,13 @@ impl Template {
         first
     }
 
-    /// The slots' words, in order, with whether each slot is a choice.
-    pub fn slot_words<'w>(&self, words: &[&'w str]) -> Vec<(bool, &'w str)> {
+    /// The word position of each slot, in order.
+    pub fn slot_positions(&self) -> Vec<usize> {
         self.tokens
             .iter()
-            .zip(words)
-            .filter_map(|(token, word)| match token {
-                Token::Literal(_) => None,
-                Token::Typed(_) => Some((false, *word)),
-                Token::Choice(_) => Some((true, *word)),
-            })
+            .enumerate()
+            .filter(|(_, token)| !matches!(token, Token::Literal(_)))
+            .map(|(at, _)| at)
             .collect()
     }
 
@@ -269,7 +266,13 @@ fn token_accepts(token: &Token, word: &str, types: &SlotTypes) -> bool {
     match token {
         Token::Literal(literal) => folds_to(word, literal),
         Token::Typed(kind) => types.accepts(*kind, word),
-        Token::Choice(options) => options.contains(&pytext::casefold(word)),
+        Token::Choice(options) => {
+            if word.is_ascii() {
+                options.iter().any(|option| folds_to(word, option))
+            } else {
+                options.contains(&pytext::casefold(word))
+            }
+        }
     }
 }
 
