@@ -90,8 +90,8 @@ fn raw_output(engine: &PolicyEngine, messages: &[SourceMessage], summary: &str) 
 
 /// `CQ_BENCH_SCALE` (a fraction, e.g. 0.01) shortens the runs for profiling;
 /// `CQ_BENCH_ONLY` (comma-separated names: `consistency`, `gate`, `gate-afresh`, `floor`,
-/// `seed-consistency`, `seed-gate`, `sha`, `stages`) runs only those measurements, so a profile
-/// shows one workload.
+/// `seed-consistency`, `seed-gate`, `sha`, `writer`, `stages`) runs only those measurements, so
+/// a profile shows one workload.
 fn scaled(iterations: usize) -> usize {
     let scale: f64 = std::env::var("CQ_BENCH_SCALE")
         .ok()
@@ -486,6 +486,16 @@ fn main() {
         println!(
             "SHA-256 alone: {:.2} GB/s (64 KiB blocks, median)",
             block.len() as f64 / sha_median.as_secs_f64() / 1e9
+        );
+    }
+    // What writing canonical text costs beside it: nearly every byte a call hashes is canonical
+    // JSON written just before (the request's text here, written from its fields).
+    let written = request.canonical().len();
+    let (_, write_median) = time("writer", || drop(black_box(request.canonical())), 5000);
+    if !write_median.is_zero() {
+        println!(
+            "Canonical JSON writer alone: {:.2} GB/s (the request's canonical text, {written} bytes, median)",
+            written as f64 / write_median.as_secs_f64() / 1e9
         );
     }
 }
