@@ -254,3 +254,28 @@ fn findings_do_not_depend_on_the_number_of_threads() {
     let (code, _, err) = cq_scan(dir.path(), &["--jobs", "0"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn a_text_listing_longer_than_its_buffer_prints_every_finding_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=3000)
+        .map(|i| format!("line {i}: write to person.{i}@corp-mail.net\n"))
+        .collect();
+    let file = write(dir.path(), "mails.txt", text.as_bytes());
+    let whole = scanner(None, &[]).unwrap().scan_text("text", &text);
+    let (code, out, _) = cq_scan(&file, &["--jobs", "2"]);
+    assert_eq!(code, 1);
+    assert!(out.len() > 64 << 10, "{} bytes", out.len());
+    let expected: Vec<String> = whole
+        .iter()
+        .map(|f| {
+            let line = text[..f.span.start].matches('\n').count() + 1;
+            format!(
+                "{}\t{}\ttext\t{}..{}\t{line}\t{}\t********",
+                f.rule_id, f.category, f.span.start, f.span.end, f.confidence
+            )
+        })
+        .collect();
+    let printed: Vec<&str> = out.lines().collect();
+    assert_eq!(printed, expected);
+}

@@ -11,6 +11,7 @@
 
 mod walk;
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -149,7 +150,7 @@ fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
                 // Findings come in span order; one out of order is counted from the start.
                 (at, line) = (0, 1);
             }
-            line += bytes[at..start].iter().filter(|&&b| b == b'\n').count();
+            line += memchr::memchr_iter(b'\n', &bytes[at..start]).count();
             at = start;
             Some(line)
         })
@@ -175,6 +176,9 @@ fn shown(s: &str) -> String {
     sanitize::line(s)
 }
 
+/// How much printed text [`write_report`] gathers before handing it on.
+const FLUSH_AT: usize = 64 << 10;
+
 fn write_report(
     report: &Report,
     json: bool,
@@ -185,19 +189,31 @@ fn write_report(
     if json {
         writeln!(out, "{}", render_json(scanner, report))?;
     } else {
+        // Lines are written into one buffer, handed on every 64 KiB: a large scan prints
+        // hundreds of thousands of them. Most findings share their field's path, shown once.
+        let mut buffer = String::with_capacity(FLUSH_AT + 1024);
+        let mut path: Option<(&str, String)> = None;
         for (f, line) in scanned.findings.iter().zip(&scanned.lines) {
-            let line = line.map_or_else(|| "-".to_owned(), |l| l.to_string());
-            writeln!(
-                out,
-                "{}\t{}\t{}\t{}..{}\t{line}\t{}\t{MASK}",
-                f.rule_id,
-                f.category,
-                shown(&f.field_path),
-                f.span.start,
-                f.span.end,
-                f.confidence
-            )?;
+            let field = match &path {
+                Some((raw, shown_path)) if *raw == f.field_path => shown_path,
+                _ => &path.insert((f.field_path.as_str(), shown(&f.field_path))).1,
+            };
+            let _ = write!(
+                buffer,
+                "{}\t{}\t{field}\t{}..{}\t",
+                f.rule_id, f.category, f.span.start, f.span.end
+            );
+            let _ = match line {
+                Some(l) => write!(buffer, "{l}"),
+                None => write!(buffer, "-"),
+            };
+            let _ = writeln!(buffer, "\t{}\t{MASK}", f.confidence);
+            if buffer.len() >= FLUSH_AT {
+                out.write_all(buffer.as_bytes())?;
+                buffer.clear();
+            }
         }
+        out.write_all(buffer.as_bytes())?;
         if scanned.findings.is_empty() {
             let files = match report.files {
                 Some(n) => format!(" in {n} files, {} skipped", report.skipped.len()),
