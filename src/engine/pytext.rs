@@ -97,10 +97,15 @@ fn in_ranges(ranges: &[(u32, u32)], c: char) -> bool {
 
 /// `c.isspace()` in Python: what `str.split()` splits on.
 pub fn is_space(c: char) -> bool {
-    if c.is_ascii() {
-        return matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ');
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii() => is_ascii_space(b),
+        _ => in_ranges(&tables().space, c),
     }
-    in_ranges(&tables().space, c)
+}
+
+/// `isspace()` of an ASCII byte: tab to carriage return, the four separators and space.
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' ')
 }
 
 /// `re`'s `\w` for `str` patterns: `c.isalnum() or c == "_"`.
@@ -167,11 +172,10 @@ fn push_word(out: &mut String, word: &str) {
 pub fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     if text.is_ascii() {
-        // The same split, byte by byte: ASCII `isspace()` is these bytes alone.
-        let space = |b: u8| matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' ');
+        // The same split, byte by byte.
         let mut start = 0;
         for (at, &b) in text.as_bytes().iter().enumerate() {
-            if space(b) {
+            if is_ascii_space(b) {
                 push_word(&mut out, &text[start..at]);
                 start = at + 1;
             }
@@ -206,7 +210,7 @@ impl Normalized {
             let byte = bytes[at];
             if byte.is_ascii() {
                 // The ASCII path of the loop below, without decoding a character.
-                if matches!(byte, b'\t'..=b'\r' | 0x1c..=0x1f | b' ') {
+                if is_ascii_space(byte) {
                     if !text.is_empty() && pending_space.is_none() {
                         pending_space = Some(at);
                     }

@@ -266,13 +266,7 @@ fn token_accepts(token: &Token, word: &str, types: &SlotTypes) -> bool {
     match token {
         Token::Literal(literal) => folds_to(word, literal),
         Token::Typed(kind) => types.accepts(*kind, word),
-        Token::Choice(options) => {
-            if word.is_ascii() {
-                options.iter().any(|option| folds_to(word, option))
-            } else {
-                options.contains(&pytext::casefold(word))
-            }
-        }
+        Token::Choice(options) => options.iter().any(|option| folds_to(word, option)),
     }
 }
 
