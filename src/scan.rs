@@ -271,7 +271,7 @@ impl Scanner {
             r.compiled_fully()?;
         }
         if let Some(d) = &self.digit_rules {
-            d.set(&self.rules)?;
+            d.compile_sets(&self.rules)?;
         }
         self.whole.set(&self.rules);
         self.keywords.build_dfa();

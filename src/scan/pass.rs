@@ -75,9 +75,10 @@ impl Scanner {
 }
 
 impl Scanner {
-    /// Runs the digit-triggered rules: one set pass over each of the lowest threshold's
-    /// windows, then each group the set reports in its own threshold's windows inside. The set
-    /// answers for every window first, so its automaton stays in cache while it runs.
+    /// Runs the digit-triggered rules, tier by tier: one set pass over each of the tier's
+    /// lowest threshold's windows, then each group the set reports in its own threshold's
+    /// windows inside. The set answers for every window first, so its automaton stays in cache
+    /// while it runs.
     fn scan_digit_rules(
         &self,
         d: &digits::DigitRules,
@@ -86,27 +87,87 @@ impl Scanner {
         out: &mut Vec<RawMatch>,
     ) {
         let bytes = text.as_bytes();
-        let outer = digits::windows(clusters, d.floor(), bytes.len());
-        let answers: Vec<Vec<usize>> = outer
-            .iter()
-            .map(|w| d.matching(&self.rules, &bytes[w.clone()]))
-            .collect();
-        // Windows per threshold, computed when a group with that threshold first needs them.
+        // Windows per threshold, computed when a tier or a group with that threshold first
+        // needs them.
         let mut by_min: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
-        for (outer, groups) in outer.iter().zip(&answers) {
-            for &g in groups {
-                let min = d.mins[g];
-                let pos = match by_min.iter().position(|(m, _)| *m == min) {
-                    Some(pos) => pos,
-                    None => {
-                        by_min.push((min, digits::windows(clusters, min, bytes.len())));
-                        by_min.len() - 1
+        let windows_of = |by_min: &mut Vec<(usize, Vec<Range<usize>>)>, min: usize| match by_min
+            .iter()
+            .position(|(m, _)| *m == min)
+        {
+            Some(pos) => pos,
+            None => {
+                by_min.push((min, digits::windows(clusters, min, bytes.len())));
+                by_min.len() - 1
+            }
+        };
+        for tier in &d.tiers {
+            let outer_at = windows_of(&mut by_min, tier.floor);
+            let answers: Vec<(Range<usize>, Vec<usize>)> = by_min[outer_at]
+                .1
+                .iter()
+                .map(|w| (w.clone(), tier.matching(d, &self.rules, &bytes[w.clone()])))
+                .collect();
+            for (outer, groups) in &answers {
+                for &g in groups {
+                    let pos = windows_of(&mut by_min, d.mins[g]);
+                    for window in digits::inside(&by_min[pos].1, outer) {
+                        rule::find_group(&self.rules, &d.groups[g], text, window, out);
                     }
-                };
-                for window in digits::inside(&by_min[pos].1, outer) {
-                    rule::find_group(&self.rules, &d.groups[g], text, window, out);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numbers of every shape the digit rules look for, between words, code and other numbers.
+    const NUMBERS: &str = "Call +44 20 7946 0958 or (415) 555-0132 ext 12, or 0917 123 4567.\n\
+        Card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00, SSN 078-05-1120 and\n\
+        ssn: 123456789; host 10.0.0.1 or 192.168.1.254:8080, wallet 1BoatSLRHtKNngkdXEeobR76b53LETtpyT.\n\
+        NHS 943 476 5919, ABN 51 824 753 556, TFN 123 456 782, NINO AB 12 34 56 C, NRIC S1234567D,\n\
+        aadhaar 2345 6789 0124, pesel 44051401359, TC 10000000146, fiscal RSSMRA85T10A562S.\n\
+        v2.3.4 built 20261202 at 12:30:45, ids 1 22 333 4444 55555 666666 7777777 88888888,\n\
+        999999999 1010101010 11111111111 121212121212 1313131313131 14141414141414 done.";
+
+    fn by_span(mut v: Vec<RawMatch>) -> Vec<(usize, Range<usize>, Confidence)> {
+        v.sort_by_key(|m| (m.span.start, m.span.end, m.rule));
+        v.into_iter()
+            .map(|m| (m.rule, m.span, m.confidence))
+            .collect()
+    }
+
+    #[test]
+    fn digit_rules_behind_their_tiers_find_what_each_rule_finds_in_its_own_windows() {
+        let scanner = Scanner::builtin().unwrap();
+        let d = scanner.digit_rules.as_ref().unwrap();
+        assert!(
+            d.tiers.len() >= 2,
+            "the built-in digit rules fall in several tiers"
+        );
+        let mut seen: Vec<usize> = d.tiers.iter().flat_map(|t| t.groups.clone()).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..d.groups.len()).collect::<Vec<_>>());
+        for t in &d.tiers {
+            assert!(t.groups.iter().all(|&g| d.mins[g] >= t.floor));
+        }
+        // The same text again and again, cut at every place a window could end.
+        for cut in (0..NUMBERS.len()).filter(|&i| NUMBERS.is_char_boundary(i)) {
+            let text = &NUMBERS[cut..];
+            let bytes = text.as_bytes();
+            let clusters = digits::clusters(bytes);
+            let mut tiered = Vec::new();
+            scanner.scan_digit_rules(d, text, &clusters, &mut tiered);
+            let mut each = Vec::new();
+            for group in &d.groups {
+                let min = scanner.rules[group[0]].min_digits.unwrap();
+                for window in digits::windows(&clusters, min, bytes.len()) {
+                    rule::find_group(&scanner.rules, group, text, window, &mut each);
+                }
+            }
+            assert_eq!(by_span(tiered), by_span(each), "from byte {cut}");
         }
     }
 }
