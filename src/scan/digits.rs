@@ -12,12 +12,12 @@ use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
 
 /// The lowest threshold of each tier after the first (see [`DigitRules`]). A regex set's
 /// lazy DFA tracks all of its patterns at once, so the states it builds multiply with what they
-/// count; a set per tier builds far fewer, and a higher tier's set reads only the fewer, shorter
-/// windows of its own floor. On the bench corpus (10 MiB, the 44 default digit rules) one set
-/// built states for 150 ms in the first pass and searched for 33 ms once warm; these four tiers
-/// take about 50 ms and 33 ms (per distinct threshold, 50 ms and 50 ms: each set is one more
-/// search of every window of its floor).
-const TIER_FLOORS: [usize; 3] = [3, 7, 10];
+/// count; two sets build far fewer, and the second reads only the fewer, shorter windows of its
+/// own floor. On the bench corpus (10 MiB, the 44 default digit rules) one set costs a cold
+/// `cq scan` 3.10 G instructions and a warm pass 2.73 G; two tiers split at 7 digits, 2.49 G
+/// and 2.73 G. More tiers build fewer states still but read each dense window once more: four
+/// (split at 3, 7 and 10) cost the same cold and 5% more warm (RESULTS.md, the scanner's speed).
+const TIER_FLOORS: [usize; 1] = [7];
 
 /// The enabled digit-triggered rules, in tiers by threshold, and one regex set per tier. Each
 /// set runs once over the windows of its tier's lowest threshold (which contain the windows of
