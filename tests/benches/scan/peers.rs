@@ -72,6 +72,11 @@ fn venv(target: &Path) -> Result<PathBuf, String> {
     if bin.join("pip").exists() {
         return Ok(bin);
     }
+    // A virtualenv without pip is one whose creation was interrupted: start it again.
+    if venv.exists() {
+        std::fs::remove_dir_all(&venv)
+            .map_err(|e| format!("cannot remove the unfinished {}: {e}", venv.display()))?;
+    }
     let out = Command::new("python3")
         .args(["-m", "venv"])
         .arg(&venv)
@@ -79,6 +84,12 @@ fn venv(target: &Path) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run python3: {e}"))?;
     if !out.status.success() {
         return Err(format!("cannot create a virtualenv: {}", last_line(&out)));
+    }
+    if !bin.join("pip").exists() {
+        return Err(format!(
+            "python3 -m venv made {} without pip",
+            venv.display()
+        ));
     }
     Ok(bin)
 }
