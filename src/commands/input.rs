@@ -33,11 +33,11 @@ pub fn read(path: Option<&PathBuf>, max_bytes: usize) -> anyhow::Result<Vec<u8>>
 /// At most `limit` bytes of `reader`. The buffer never grows past `limit`: refusing an input one
 /// byte over the cap costs the cap, not the doubled buffer `read_to_end` would allocate and copy
 /// into on the way. Capacity beyond `hint` is address space only; pages are touched as bytes
-/// arrive, a chunk at a time.
+/// arrive.
 fn read_capped(reader: impl Read, limit: usize, hint: usize) -> std::io::Result<Vec<u8>> {
-    const CHUNK: usize = 1 << 20;
+    const FIRST: usize = 1 << 20;
     let first = if hint == 0 {
-        CHUNK
+        FIRST
     } else {
         hint.saturating_add(1)
     };
@@ -47,16 +47,10 @@ fn read_capped(reader: impl Read, limit: usize, hint: usize) -> std::io::Result<
         if bytes.len() == bytes.capacity() {
             bytes.reserve_exact(limit - bytes.len());
         }
-        let start = bytes.len();
-        bytes.resize(start.saturating_add(CHUNK).min(bytes.capacity()), 0);
-        let read = loop {
-            match reader.read(bytes.get_mut(start..).unwrap_or_default()) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                other => break other,
-            }
-        };
-        bytes.truncate(start + *read.as_ref().unwrap_or(&0));
-        if read? == 0 {
+        // Taking no more than the spare capacity, `read_to_end` fills it without zeroing it
+        // first and never grows the buffer.
+        let room = u64::try_from(bytes.capacity() - bytes.len()).unwrap_or(u64::MAX);
+        if (&mut reader).take(room).read_to_end(&mut bytes)? == 0 {
             break;
         }
     }

@@ -114,13 +114,19 @@ pub enum Confidence {
     High,
 }
 
-impl fmt::Display for Confidence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
             Confidence::Low => "low",
             Confidence::Medium => "medium",
             Confidence::High => "high",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Confidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
