@@ -118,3 +118,91 @@ fn import_does_not_depend_on_the_number_of_threads() {
     }
     assert_eq!(seen[0], seen[1]);
 }
+
+/// The demo requests repeated until there are `count`, each copy under its own task id.
+fn numbered_requests(count: usize) -> String {
+    let lines: Vec<String> = demo_requests().lines().map(str::to_owned).collect();
+    let key = "\"task_id\": \"";
+    (0..count)
+        .map(|i| {
+            let line = &lines[i % lines.len()];
+            let at = line.find(key).unwrap() + key.len();
+            let end = at + line[at..].find('"').unwrap();
+            format!("{}-{i}{}\n", &line[..end], &line[end..])
+        })
+        .collect()
+}
+
+#[test]
+fn ingest_and_recheck_over_several_batches_do_not_depend_on_the_number_of_threads() {
+    // 520 requests: two ingest batches (500 a batch) and, of the quarantined, two recheck
+    // rounds (256 a round), so one batch is checked while the one before is recorded.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("requests.jsonl");
+    std::fs::write(&file, numbered_requests(520)).unwrap();
+    let mut seen = Vec::new();
+    for jobs in ["1", "3"] {
+        let db = d.join(format!("s{jobs}.db"));
+        let ingested = run(cq(d)
+            .args(["ingest", "--jobs", jobs])
+            .arg(&file)
+            .arg("--store")
+            .arg(&db));
+        let rechecked = run(cq(d)
+            .args(["recheck", "--all", "--jobs", jobs, "--store"])
+            .arg(&db));
+        seen.push((ingested, rechecked, queue(d, &db)));
+    }
+    assert_eq!(seen[0], seen[1]);
+    let (ingested, rechecked, queue) = &seen[0];
+    assert_eq!(queue.len(), 520, "every request is a compaction");
+    assert!(ingested.starts_with("520 recorded"), "{ingested}");
+    let quarantined = queue
+        .iter()
+        .filter(|row| row.contains("\"status\":\"quarantined\""))
+        .count();
+    assert!(
+        quarantined > 256,
+        "{quarantined} quarantined: one recheck round"
+    );
+    assert!(
+        rechecked.ends_with(&format!("rechecked {quarantined}, 0 changed\n")),
+        "{rechecked}"
+    );
+}
+
+#[test]
+fn import_over_several_rounds_does_not_depend_on_the_number_of_threads() {
+    // Three copies of the transcripts: more files than one round (32) holds, and every copy's
+    // compactions already recorded by the first.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts/claude-code");
+    let transcripts = d.join("transcripts");
+    for copy in 0..3 {
+        let into = transcripts.join(format!("copy{copy}"));
+        std::fs::create_dir_all(&into).unwrap();
+        for entry in std::fs::read_dir(&source).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, into.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let mut seen = Vec::new();
+    for jobs in ["1", "3"] {
+        let db = d.join(format!("s{jobs}.db"));
+        let out = run(cq(d)
+            .args(["import", "claude-code", "--jobs", jobs])
+            .arg(&transcripts)
+            .arg("--store")
+            .arg(&db));
+        seen.push((out, queue(d, &db)));
+    }
+    assert_eq!(seen[0], seen[1]);
+    let (out, queue) = &seen[0];
+    assert!(out.contains("in 39 transcript(s)"), "{out}");
+    assert!(
+        out.contains(&format!("{} already recorded", 2 * queue.len())),
+        "{out}"
+    );
+}

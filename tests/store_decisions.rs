@@ -226,6 +226,34 @@ fn decisions_follow_the_rules(s: TestStore) {
     assert!(report.signatures >= 6);
 }
 
+fn reruns_in_one_transaction_are_stored_all_or_none(s: TestStore) {
+    let store = s.open();
+    store
+        .record_batch(&[compaction(1), compaction(2), compaction(3)])
+        .unwrap();
+    let changed = report(1, "QUARANTINED", "FAIL/FINDING", 1);
+    let same = report(2, "QUARANTINED", "FAIL/FINDING", 0);
+    let changes = store
+        .record_reruns(&[("c-000001", &changed), ("c-000002", &same)])
+        .unwrap();
+    assert!(matches!(changes[0], ReportChange::Changed { .. }));
+    assert!(matches!(changes[1], ReportChange::Unchanged { .. }));
+    assert_eq!(store.reports("c-000001").unwrap().len(), 2);
+    assert_eq!(store.reports("c-000002").unwrap().len(), 1);
+    // An unknown compaction, or a report whose text its digest contradicts, stores none.
+    let third = report(3, "QUARANTINED", "FAIL/FINDING", 1);
+    let r = store.record_reruns(&[("c-000003", &third), ("c-999999", &third)]);
+    assert!(matches!(r, Err(StoreError::UnknownCompaction(_))), "{r:?}");
+    let mut forged = report(2, "ACCEPTED", "PASS/NO_FINDING", 1);
+    forged.report_json.push(' ');
+    let r = store.record_reruns(&[("c-000003", &third), ("c-000002", &forged)]);
+    assert!(matches!(r, Err(StoreError::DigestMismatch { .. })), "{r:?}");
+    assert_eq!(store.reports("c-000003").unwrap().len(), 1);
+    assert_eq!(store.reports("c-000002").unwrap().len(), 1);
+    let report = verify(&store, None).unwrap();
+    assert!(report.is_ok(), "{report}");
+}
+
 fn a_read_only_store_refuses_every_write(s: TestStore) {
     let team = {
         let store = s.open();

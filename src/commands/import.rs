@@ -151,18 +151,40 @@ pub fn run(args: &ImportArgs, out: &mut Output) -> anyhow::Result<Exit> {
     );
     let pool = super::jobs::pool(args.jobs)?;
     let mut tally = Tally::default();
-    for round in files.chunks(ROUND) {
-        use rayon::prelude::*;
-        let checked: Vec<Checked> = pool.install(|| {
-            round
-                .par_iter()
-                .map(|file| read_and_check(&checker, runtime, file))
-                .collect()
-        });
+    let record_round = |round: &[std::path::PathBuf], checked: Vec<Checked>, tally: &mut Tally| {
         for (file, result) in round.iter().zip(checked) {
             progress.inc(1);
-            record(&store, runtime, file, result, &mut tally)?;
+            record(&store, runtime, file, result, tally)?;
         }
+        anyhow::Ok(())
+    };
+    // The pool reads and checks one round of files while this thread records the round before.
+    let mut previous: Option<(&[std::path::PathBuf], Vec<Checked>)> = None;
+    for round in files.chunks(ROUND) {
+        let (checked, recorded) = std::thread::scope(|scope| {
+            let checking = scope.spawn(|| {
+                use rayon::prelude::*;
+                pool.install(|| {
+                    round
+                        .par_iter()
+                        .map(|file| read_and_check(&checker, runtime, file))
+                        .collect::<Vec<Checked>>()
+                })
+            });
+            let recorded = previous.take().map_or(Ok(()), |(files, checked)| {
+                record_round(files, checked, &mut tally)
+            });
+            // A panic while checking is the program's bug, not the input's: pass it on.
+            let checked = checking
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (checked, recorded)
+        });
+        recorded?;
+        previous = Some((round, checked));
+    }
+    if let Some((files, checked)) = previous {
+        record_round(files, checked, &mut tally)?;
     }
     progress.finish_and_clear();
     writeln!(

@@ -2,7 +2,8 @@
 //! every verdict, in batched transactions with one checkpoint each, behind a progress bar.
 //! A bad line (malformed, not UTF-8, over the size cap, refused by the gate) is reported with
 //! its line number and does not stop the rest; what was recorded before an error stays
-//! recorded.
+//! recorded. The pool checks one batch while the calling thread records the batch before, so
+//! the store is written from one thread, in line order, while every core checks.
 
 use std::io::{BufReader, Write};
 use std::path::Path;
@@ -29,10 +30,12 @@ struct Tally {
     accepted: u64,
     quarantined: u64,
     duplicates: u64,
-    bad: Vec<String>,
+    /// Each bad line's number and what was wrong with it.
+    bad: Vec<(usize, String)>,
 }
 
-/// Bytes of request lines held at once before they are checked and recorded.
+/// Bytes of request lines gathered into one batch. One batch is checked while the one before
+/// is recorded, so about twice this is held at once.
 const BATCH_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn run(
@@ -56,6 +59,7 @@ pub fn run(
     );
     let mut tally = Tally::default();
     let mut pending: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BATCH);
+    let mut checked: Checked = Vec::new();
     let mut held = 0usize;
     let mut buf = Vec::new();
     let mut number = 0usize;
@@ -70,8 +74,9 @@ pub fn run(
     {
         number += 1;
         if let Line::TooLong { bytes } = read {
-            tally.bad.push(format!(
-                "line {number}: {bytes} bytes, more than the {MAX_REQUEST_BYTES} a request may have"
+            tally.bad.push((
+                number,
+                format!("{bytes} bytes, more than the {MAX_REQUEST_BYTES} a request may have"),
             ));
             continue;
         }
@@ -82,12 +87,16 @@ pub fn run(
         held += buf.len();
         pending.push((number, std::mem::take(&mut buf)));
         if pending.len() == BATCH || held >= BATCH_BYTES {
-            check_and_record(&pool, &checker, &store, &mut pending, &mut tally)?;
+            let batch = std::mem::replace(&mut pending, Vec::with_capacity(BATCH));
+            let previous = std::mem::take(&mut checked);
+            checked = check_while_recording(&pool, &checker, batch, &store, previous, &mut tally)?;
             held = 0;
         }
     }
-    check_and_record(&pool, &checker, &store, &mut pending, &mut tally)?;
+    let last = check_while_recording(&pool, &checker, pending, &store, checked, &mut tally)?;
+    record(&store, last, &mut tally)?;
     progress.finish_and_clear();
+    tally.bad.sort_by_key(|(number, _)| *number);
     writeln!(
         out,
         "{} recorded: {} accepted, {} quarantined; {} already recorded; {} bad line(s)",
@@ -97,8 +106,8 @@ pub fn run(
         tally.duplicates,
         tally.bad.len()
     )?;
-    for bad in &tally.bad {
-        warn(&crate::sanitize::line(bad));
+    for (number, why) in &tally.bad {
+        warn(&crate::sanitize::line(&format!("line {number}: {why}")));
     }
     Ok(if tally.bad.is_empty() {
         Exit::Success
@@ -107,22 +116,40 @@ pub fn run(
     })
 }
 
-/// Checks the pending lines on the pool (results in line order) and records them in one batch.
-fn check_and_record(
+/// Checked lines in line order: each line's number, and what to record or why it is bad.
+type Checked = Vec<(usize, Result<NewCompaction, String>)>;
+
+/// Checks `batch` on the pool while this thread records `previous` (checked before); the
+/// checked batch, to record next.
+fn check_while_recording(
     pool: &rayon::ThreadPool,
     checker: &Checker,
+    batch: Vec<(usize, Vec<u8>)>,
     store: &Store,
-    pending: &mut Vec<(usize, Vec<u8>)>,
+    previous: Checked,
     tally: &mut Tally,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Checked> {
     use rayon::prelude::*;
-    let checked: Vec<(usize, Result<NewCompaction, String>)> = pool.install(|| {
-        pending
-            .par_iter()
-            .map(|(number, line)| (*number, check_line(checker, line)))
-            .collect()
-    });
-    pending.clear();
+    std::thread::scope(|scope| {
+        let checking = scope.spawn(|| {
+            pool.install(|| {
+                batch
+                    .par_iter()
+                    .map(|(number, line)| (*number, check_line(checker, line)))
+                    .collect::<Checked>()
+            })
+        });
+        let recorded = record(store, previous, tally);
+        // A panic while checking is the program's bug, not the input's: pass it on.
+        let checked = checking
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        recorded.map(|()| checked)
+    })
+}
+
+/// Records the good lines of `checked` in one batch; the bad ones go to the tally.
+fn record(store: &Store, checked: Checked, tally: &mut Tally) -> anyhow::Result<()> {
     let mut batch = Vec::with_capacity(checked.len());
     let mut lines = Vec::with_capacity(checked.len());
     for (number, result) in checked {
@@ -131,7 +158,7 @@ fn check_and_record(
                 batch.push(item);
                 lines.push(number);
             }
-            Err(why) => tally.bad.push(format!("line {number}: {why}")),
+            Err(why) => tally.bad.push((number, why)),
         }
     }
     flush(store, &mut batch, &mut lines, tally)
@@ -163,7 +190,7 @@ fn flush(
             }
             Ok(Recorded::New { .. }) => tally.quarantined += 1,
             Ok(Recorded::Duplicate { .. }) => tally.duplicates += 1,
-            Err(e) => tally.bad.push(format!("line {number}: {e}")),
+            Err(e) => tally.bad.push((*number, e.to_string())),
         }
     }
     batch.clear();

@@ -45,33 +45,159 @@ pub fn run(
         _ => anyhow::bail!("give a compaction id or --all"),
     };
     let pool = super::jobs::pool(jobs)?;
-    let (mut changed, mut refused, mut rechecked) = (0usize, 0usize, 0usize);
-    for round in ids.chunks(ROUND) {
-        let mut pending = Vec::with_capacity(round.len());
-        for id in round {
-            match recheck::prepare(&store, &given, &mut policies, id) {
-                Ok(p) => pending.push(p),
-                // One item: the refusal is the command's error (nothing was rerun).
-                Err(e) if !all => return Err(e),
-                Err(e) => match e.downcast_ref::<PolicyNeeded>() {
-                    Some(needed) => {
-                        refused += 1;
-                        writeln!(
-                            out,
-                            "{}: not rerun: {}",
-                            line(id),
-                            line(&needed.to_string())
-                        )?;
-                    }
-                    None => return Err(e),
-                },
+    let mut tally = Tally::default();
+    // The pool reruns one round while this thread stores the round before and prints it.
+    let mut previous: Option<Round> = None;
+    for ids in ids.chunks(ROUND) {
+        let (mut round, failed) = prepare(&pool, &store, &given, &mut policies, ids, all);
+        if let Some(e) = failed {
+            // What the round before found is stored and printed, and which of this round's
+            // were not rerun, before the error; nothing of this round is rerun.
+            if let Some(r) = previous.take() {
+                r.finish(&store, &policies, &given, &mut tally, out)?;
+            }
+            for not_rerun in &round.not_rerun {
+                writeln!(out, "{not_rerun}")?;
+            }
+            return Err(e);
+        }
+        let finished = std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                use rayon::prelude::*;
+                pool.install(|| {
+                    round
+                        .pending
+                        .par_iter()
+                        .map(|p| recheck::run(&policies, &given, p))
+                        .collect::<Vec<_>>()
+                })
+            });
+            let finished = previous.take().map_or(Ok(()), |r| {
+                r.finish(&store, &policies, &given, &mut tally, out)
+            });
+            // A panic while rerunning is the program's bug, not the input's: pass it on.
+            round.outcomes = running
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            finished
+        });
+        finished?;
+        previous = Some(round);
+    }
+    if let Some(r) = previous {
+        r.finish(&store, &policies, &given, &mut tally, out)?;
+    }
+    let Tally {
+        changed,
+        refused,
+        rechecked,
+    } = tally;
+    if refused == 0 {
+        writeln!(out, "rechecked {rechecked}, {changed} changed")?;
+        return Ok(Exit::Success);
+    }
+    writeln!(
+        out,
+        "rechecked {rechecked}, {changed} changed, {refused} not rerun (the policy they were checked under is not at hand: give it with --policy FILE)"
+    )?;
+    Ok(Exit::SomeRefused)
+}
+
+/// The round of `ids`: each prepared for its rerun, or named as not rerun (with `--all`), up
+/// to the first error, if any. The stored texts are read here and parsed on the pool; errors
+/// come in the order of `ids`.
+fn prepare(
+    pool: &rayon::ThreadPool,
+    store: &crate::store::Store,
+    given: &Checker,
+    policies: &mut Policies,
+    ids: &[String],
+    all: bool,
+) -> (Round, Option<anyhow::Error>) {
+    use rayon::prelude::*;
+    let mut fetched = Vec::with_capacity(ids.len());
+    let mut unread = None;
+    for id in ids {
+        match recheck::fetch(store, id) {
+            Ok(stored) => fetched.push(stored),
+            Err(e) => {
+                unread = Some(e);
+                break;
             }
         }
-        for done in recheck_round(&pool, &store, &policies, &given, pending)? {
-            rechecked += 1;
+    }
+    let parsed: Vec<_> = pool.install(|| fetched.par_iter().map(recheck::parse).collect());
+    let mut round = Round::default();
+    for (stored, parsed) in fetched.iter().zip(parsed) {
+        match parsed.and_then(|p| recheck::pick(given, policies, p)) {
+            Ok(p) => round.pending.push(p),
+            // One item: the refusal is the command's error (nothing was rerun).
+            Err(e) if !all => return (round, Some(e)),
+            Err(e) => match e.downcast_ref::<PolicyNeeded>() {
+                Some(needed) => round.not_rerun.push(format!(
+                    "{}: not rerun: {}",
+                    line(&stored.id),
+                    line(&needed.to_string())
+                )),
+                None => return (round, Some(e)),
+            },
+        }
+    }
+    (round, unread)
+}
+
+#[derive(Default)]
+struct Tally {
+    changed: usize,
+    refused: usize,
+    rechecked: usize,
+}
+
+/// One round of compactions: those prepared for a rerun, with their outcomes once the pool has
+/// rerun them, and the lines saying which were not rerun.
+#[derive(Default)]
+struct Round {
+    pending: Vec<Pending>,
+    outcomes: Vec<anyhow::Result<crate::engine::gate::GateOutcome>>,
+    not_rerun: Vec<String>,
+}
+
+impl Round {
+    /// Stores the round's reruns in one transaction and prints what each changed, after the
+    /// lines of those not rerun.
+    fn finish(
+        self,
+        store: &crate::store::Store,
+        policies: &Policies,
+        given: &Checker,
+        tally: &mut Tally,
+        out: &mut Output,
+    ) -> anyhow::Result<()> {
+        for not_rerun in &self.not_rerun {
+            tally.refused += 1;
+            writeln!(out, "{not_rerun}")?;
+        }
+        // The reruns before the first that failed are stored and printed, then the error.
+        let mut done = Vec::with_capacity(self.pending.len());
+        let mut failed = None;
+        for (p, outcome) in self.pending.into_iter().zip(self.outcomes) {
+            match outcome {
+                Ok(outcome) => done.push((p, outcome)),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let stored = match done.is_empty() {
+            true => Vec::new(),
+            false => recheck::finish_all(store, policies, given, done)?,
+        };
+        for done in stored {
+            tally.rechecked += 1;
             let shown = line(&done.id);
             if done.changed() {
-                changed += 1;
+                tally.changed += 1;
                 writeln!(out, "{shown}: changed")?;
             } else {
                 writeln!(
@@ -89,36 +215,6 @@ pub fn run(
                 writeln!(out, "  {}", line(&change))?;
             }
         }
+        failed.map_or(Ok(()), Err)
     }
-    if refused == 0 {
-        writeln!(out, "rechecked {rechecked}, {changed} changed")?;
-        return Ok(Exit::Success);
-    }
-    writeln!(
-        out,
-        "rechecked {rechecked}, {changed} changed, {refused} not rerun (the policy they were checked under is not at hand: give it with --policy FILE)"
-    )?;
-    Ok(Exit::SomeRefused)
-}
-
-/// Checks a round's prepared reruns on the pool, stores each in order.
-fn recheck_round(
-    pool: &rayon::ThreadPool,
-    store: &crate::store::Store,
-    policies: &Policies,
-    given: &Checker,
-    pending: Vec<Pending>,
-) -> anyhow::Result<Vec<recheck::Recheck>> {
-    use rayon::prelude::*;
-    let outcomes: Vec<_> = pool.install(|| {
-        pending
-            .par_iter()
-            .map(|p| recheck::run(policies, given, p))
-            .collect()
-    });
-    pending
-        .into_iter()
-        .zip(outcomes)
-        .map(|(p, outcome)| recheck::finish(store, policies, given, p, outcome?))
-        .collect()
 }

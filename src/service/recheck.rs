@@ -51,20 +51,90 @@ pub fn current_report(store: &Store, id: &str) -> anyhow::Result<SealedReport> {
     let compaction = store
         .compaction(id)?
         .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
-    let row = store
+    let report_json = current_report_json(store, id, &compaction.summary.report_sha256)?;
+    read_report(id, &report_json, &compaction.summary.report_sha256)
+}
+
+/// The text of the report of compaction `id` whose digest is `current`.
+fn current_report_json(store: &Store, id: &str, current: &str) -> anyhow::Result<String> {
+    store
         .reports(id)?
         .into_iter()
         .rev()
-        .find(|r| r.report_sha256 == compaction.summary.report_sha256)
-        .ok_or_else(|| anyhow::anyhow!("compaction \"{id}\" has no current report"))?;
-    let report = Report::read(&row.report_json)
+        .find(|r| r.report_sha256 == current)
+        .map(|r| r.report_json)
+        .ok_or_else(|| anyhow::anyhow!("compaction \"{id}\" has no current report"))
+}
+
+/// A stored report's text read back and checked against the digest stored with it.
+fn read_report(id: &str, report_json: &str, sha256: &str) -> anyhow::Result<SealedReport> {
+    let report = Report::read(report_json)
         .with_context(|| format!("while reading the stored report of \"{id}\""))?;
-    if report.sha256 != row.report_sha256 {
+    if report.sha256 != sha256 {
         anyhow::bail!(
             "the stored report of \"{id}\" does not match its digest: run `cq audit verify`"
         );
     }
     Ok(report)
+}
+
+/// What a rerun reads from the store, before it is parsed.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub id: String,
+    request_json: String,
+    report_json: String,
+    report_sha256: String,
+}
+
+/// The stored request and current report of compaction `id`.
+pub fn fetch(store: &Store, id: &str) -> anyhow::Result<Stored> {
+    let compaction = store
+        .compaction(id)?
+        .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
+    let report_sha256 = compaction.summary.report_sha256;
+    let report_json = current_report_json(store, id, &report_sha256)?;
+    Ok(Stored {
+        id: id.to_owned(),
+        request_json: compaction.request_json,
+        report_json,
+        report_sha256,
+    })
+}
+
+/// A stored compaction's current report and request, parsed (no store access: bulk reruns do
+/// this on many threads).
+#[derive(Debug)]
+pub struct Parsed {
+    pub id: String,
+    before: SealedReport,
+    /// The request, or why it does not parse (told once the policy is picked).
+    request: anyhow::Result<GateRequest>,
+}
+
+pub fn parse(stored: &Stored) -> anyhow::Result<Parsed> {
+    let id = &stored.id;
+    let before = read_report(id, &stored.report_json, &stored.report_sha256)?;
+    let request = GateRequest::from_json(stored.request_json.as_bytes())
+        .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"));
+    Ok(Parsed {
+        id: id.clone(),
+        before,
+        request,
+    })
+}
+
+/// Picks the policy a parsed compaction reruns under: [`PolicyNeeded`] when the policy it was
+/// checked under is not at hand.
+pub fn pick(given: &Checker, policies: &mut Policies, parsed: Parsed) -> anyhow::Result<Pending> {
+    let (pick, policy) = policies.pick(given, &parsed.id, &parsed.before)?;
+    Ok(Pending {
+        id: parsed.id,
+        request: parsed.request?,
+        before: parsed.before,
+        pick,
+        policy,
+    })
 }
 
 /// What a rerun starts from: the stored request, the report current before it, and the
@@ -86,20 +156,8 @@ pub fn prepare(
     policies: &mut Policies,
     id: &str,
 ) -> anyhow::Result<Pending> {
-    let compaction = store
-        .compaction(id)?
-        .ok_or_else(|| anyhow::anyhow!("no compaction \"{id}\" in the store"))?;
-    let before = current_report(store, id)?;
-    let (pick, policy) = policies.pick(given, id, &before)?;
-    let request = GateRequest::from_json(compaction.request_json.as_bytes())
-        .map_err(|e| anyhow::anyhow!("the stored request of \"{id}\" does not parse: {e}"))?;
-    Ok(Pending {
-        id: id.to_owned(),
-        request,
-        before,
-        pick,
-        policy,
-    })
+    let stored = fetch(store, id)?;
+    pick(given, policies, parse(&stored)?)
 }
 
 /// Runs the checks on a prepared rerun (no store access: bulk reruns do this on many threads).
@@ -122,23 +180,50 @@ pub fn finish(
     pending: Pending,
     outcome: crate::engine::gate::GateOutcome,
 ) -> anyhow::Result<Recheck> {
-    let id = pending.id;
-    let checker = policies.checker(given, pending.pick)?;
-    let report = new_report(
-        &outcome.report,
-        outcome.summary_text.as_deref(),
-        checker.release_rules(),
-    );
-    let change = store
-        .record_rerun(&id, &report)
-        .with_context(|| format!("while storing the rerun of \"{id}\""))?;
-    Ok(Recheck {
-        id,
-        before: pending.before,
-        after: outcome.report,
-        change,
-        policy: pending.policy,
-    })
+    let mut done = finish_all(store, policies, given, vec![(pending, outcome)])?;
+    done.pop()
+        .ok_or_else(|| anyhow::anyhow!("a rerun was not stored"))
+}
+
+/// Stores the reports of many reruns in one transaction (all or none); what each changed, in
+/// order.
+pub fn finish_all(
+    store: &Store,
+    policies: &Policies,
+    given: &Checker,
+    done: Vec<(Pending, crate::engine::gate::GateOutcome)>,
+) -> anyhow::Result<Vec<Recheck>> {
+    let mut reports = Vec::with_capacity(done.len());
+    for (pending, outcome) in &done {
+        let checker = policies.checker(given, pending.pick)?;
+        reports.push(new_report(
+            &outcome.report,
+            outcome.summary_text.as_deref(),
+            checker.release_rules(),
+        ));
+    }
+    let reruns: Vec<(&str, &crate::store::NewReport)> = done
+        .iter()
+        .zip(&reports)
+        .map(|((pending, _), report)| (pending.id.as_str(), report))
+        .collect();
+    let changes = store
+        .record_reruns(&reruns)
+        .with_context(|| match &done[..] {
+            [(one, _)] => format!("while storing the rerun of \"{}\"", one.id),
+            _ => format!("while storing {} reruns", done.len()),
+        })?;
+    Ok(done
+        .into_iter()
+        .zip(changes)
+        .map(|((pending, outcome), change)| Recheck {
+            id: pending.id,
+            before: pending.before,
+            after: outcome.report,
+            change,
+            policy: pending.policy,
+        })
+        .collect())
 }
 
 /// Reruns the checks on compaction `id` under the policy it was checked under (or the given

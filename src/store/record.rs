@@ -129,49 +129,78 @@ impl Store {
     /// receipt and the verdict columns following it; an unchanged one writes nothing. The
     /// status does not change (a human still decides what was quarantined).
     pub fn record_rerun(&self, id: &str, report: &NewReport) -> Result<ReportChange, StoreError> {
-        check_digest("report", &report.report_sha256, &report.report_json)?;
+        let mut changes = self.record_reruns(&[(id, report)])?;
+        changes
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt("a rerun was not recorded".into()))
+    }
+
+    /// Stores many reruns in one transaction (`cq recheck --all`), each as [`record_rerun`]
+    /// does, in order: all of them or, on an error, none.
+    ///
+    /// [`record_rerun`]: Store::record_rerun
+    pub fn record_reruns(
+        &self,
+        reruns: &[(&str, &NewReport)],
+    ) -> Result<Vec<ReportChange>, StoreError> {
+        for (_, report) in reruns {
+            check_digest("report", &report.report_sha256, &report.report_json)?;
+        }
         self.write(|tx, log, _| {
-            let current = tx
-                .opt(
-                    "SELECT report_sha256, request_sha256, summary_sha256, source_population_sha256
-                     FROM compactions WHERE id = ?1",
-                    &[Param::Text(id)],
-                    |r| Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.string(3)?)),
-                )
-                .map_err(StoreError::sql("reading the current report"))?;
-            let (previous, request, summary, population) =
-                current.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
-            if previous == report.report_sha256 {
-                return Ok(ReportChange::Unchanged {
-                    report_sha256: previous,
-                });
-            }
-            let time = log.time().to_owned();
-            insert_rows(
-                tx,
-                "reports",
-                &REPORT_COLUMNS,
-                &report_row(id, report, &time),
-            )
-            .map_err(StoreError::sql("inserting a report"))?;
-            update_verdict(tx, id, report)?;
-            let receipt = report_receipt(
-                ReceiptKind::Rerun,
-                id,
-                &request,
-                &summary,
-                &population,
-                report,
-            )
-            .with("previous_report_sha256", previous.as_str());
-            let appended = log.append(&receipt, None)?;
-            Ok(ReportChange::Changed {
-                previous,
-                current: report.report_sha256.clone(),
-                receipt_seq: appended.seq,
-            })
+            reruns
+                .iter()
+                .map(|(id, report)| rerun(tx, log, id, report))
+                .collect()
         })
     }
+}
+
+/// One rerun of compaction `id`, inside a write transaction.
+fn rerun(
+    tx: &dyn Conn,
+    log: &mut LogWriter,
+    id: &str,
+    report: &NewReport,
+) -> Result<ReportChange, StoreError> {
+    let current = tx
+        .opt(
+            "SELECT report_sha256, request_sha256, summary_sha256, source_population_sha256
+             FROM compactions WHERE id = ?1",
+            &[Param::Text(id)],
+            |r| Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.string(3)?)),
+        )
+        .map_err(StoreError::sql("reading the current report"))?;
+    let (previous, request, summary, population) =
+        current.ok_or_else(|| StoreError::UnknownCompaction(id.to_owned()))?;
+    if previous == report.report_sha256 {
+        return Ok(ReportChange::Unchanged {
+            report_sha256: previous,
+        });
+    }
+    let time = log.time().to_owned();
+    insert_rows(
+        tx,
+        "reports",
+        &REPORT_COLUMNS,
+        &report_row(id, report, &time),
+    )
+    .map_err(StoreError::sql("inserting a report"))?;
+    update_verdict(tx, id, report)?;
+    let receipt = report_receipt(
+        ReceiptKind::Rerun,
+        id,
+        &request,
+        &summary,
+        &population,
+        report,
+    )
+    .with("previous_report_sha256", previous.as_str());
+    let appended = log.append(&receipt, None)?;
+    Ok(ReportChange::Changed {
+        previous,
+        current: report.report_sha256.clone(),
+        receipt_seq: appended.seq,
+    })
 }
 
 fn check_digest(what: &'static str, claimed: &str, text: &str) -> Result<(), StoreError> {
