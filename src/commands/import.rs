@@ -161,25 +161,21 @@ pub fn run(args: &ImportArgs, out: &mut Output) -> anyhow::Result<Exit> {
     // The pool reads and checks one round of files while this thread records the round before.
     let mut previous: Option<(&[std::path::PathBuf], Vec<Checked>)> = None;
     for round in files.chunks(ROUND) {
-        let (checked, recorded) = std::thread::scope(|scope| {
-            let checking = scope.spawn(|| {
+        let (checked, recorded) = super::jobs::alongside(
+            &pool,
+            || {
                 use rayon::prelude::*;
-                pool.install(|| {
-                    round
-                        .par_iter()
-                        .map(|file| read_and_check(&checker, runtime, file))
-                        .collect::<Vec<Checked>>()
+                round
+                    .par_iter()
+                    .map(|file| read_and_check(&checker, runtime, file))
+                    .collect::<Vec<Checked>>()
+            },
+            || {
+                previous.take().map_or(Ok(()), |(files, checked)| {
+                    record_round(files, checked, &mut tally)
                 })
-            });
-            let recorded = previous.take().map_or(Ok(()), |(files, checked)| {
-                record_round(files, checked, &mut tally)
-            });
-            // A panic while checking is the program's bug, not the input's: pass it on.
-            let checked = checking
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (checked, recorded)
-        });
+            },
+        );
         recorded?;
         previous = Some((round, checked));
     }

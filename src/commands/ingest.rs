@@ -130,22 +130,17 @@ fn check_while_recording(
     tally: &mut Tally,
 ) -> anyhow::Result<Checked> {
     use rayon::prelude::*;
-    std::thread::scope(|scope| {
-        let checking = scope.spawn(|| {
-            pool.install(|| {
-                batch
-                    .par_iter()
-                    .map(|(number, line)| (*number, check_line(checker, line)))
-                    .collect::<Checked>()
-            })
-        });
-        let recorded = record(store, previous, tally);
-        // A panic while checking is the program's bug, not the input's: pass it on.
-        let checked = checking
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        recorded.map(|()| checked)
-    })
+    let (checked, recorded) = super::jobs::alongside(
+        pool,
+        || {
+            batch
+                .par_iter()
+                .map(|(number, line)| (*number, check_line(checker, line)))
+                .collect::<Checked>()
+        },
+        || record(store, previous, tally),
+    );
+    recorded.map(|()| checked)
 }
 
 /// Records the good lines of `checked` in one batch; the bad ones go to the tally.

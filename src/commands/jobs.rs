@@ -16,3 +16,21 @@ pub fn pool(jobs: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
         .build()
         .context("while starting the worker threads; try --jobs 1")
 }
+
+/// Runs `on_pool` on `pool` while `here` runs on the calling thread (which records what the
+/// pool checked before, so the store is still written from one thread); both results. A panic
+/// on the pool is the program's bug, not the input's: it is passed on.
+pub fn alongside<A: Send, B>(
+    pool: &rayon::ThreadPool,
+    on_pool: impl FnOnce() -> A + Send,
+    here: impl FnOnce() -> B,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| pool.install(on_pool));
+        let done_here = here();
+        let done_on_pool = running
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (done_on_pool, done_here)
+    })
+}

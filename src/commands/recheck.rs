@@ -61,27 +61,24 @@ pub fn run(
             }
             return Err(e);
         }
-        let finished = std::thread::scope(|scope| {
-            let running = scope.spawn(|| {
+        let (outcomes, finished) = super::jobs::alongside(
+            &pool,
+            || {
                 use rayon::prelude::*;
-                pool.install(|| {
-                    round
-                        .pending
-                        .par_iter()
-                        .map(|p| recheck::run(&policies, &given, p))
-                        .collect::<Vec<_>>()
+                round
+                    .pending
+                    .par_iter()
+                    .map(|p| recheck::run(&policies, &given, p))
+                    .collect::<Vec<_>>()
+            },
+            || {
+                previous.take().map_or(Ok(()), |r| {
+                    r.finish(&store, &policies, &given, &mut tally, out)
                 })
-            });
-            let finished = previous.take().map_or(Ok(()), |r| {
-                r.finish(&store, &policies, &given, &mut tally, out)
-            });
-            // A panic while rerunning is the program's bug, not the input's: pass it on.
-            round.outcomes = running
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            finished
-        });
+            },
+        );
         finished?;
+        round.outcomes = outcomes;
         previous = Some(round);
     }
     if let Some(r) = previous {
@@ -189,11 +186,7 @@ impl Round {
                 }
             }
         }
-        let stored = match done.is_empty() {
-            true => Vec::new(),
-            false => recheck::finish_all(store, policies, given, done)?,
-        };
-        for done in stored {
+        for done in recheck::finish_all(store, policies, given, done)? {
             tally.rechecked += 1;
             let shown = line(&done.id);
             if done.changed() {

@@ -146,6 +146,9 @@ impl Store {
         for (_, report) in reruns {
             check_digest("report", &report.report_sha256, &report.report_json)?;
         }
+        if reruns.is_empty() {
+            return Ok(Vec::new());
+        }
         self.write(|tx, log, _| {
             reruns
                 .iter()
