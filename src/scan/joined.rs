@@ -117,91 +117,163 @@ impl View {
     }
 }
 
-/// What a word of the field is to the views.
+/// What a word of the field that is not plain is to the views (plain words, as the words of
+/// a clause template are, stand between fragments and are passed over).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Word {
     /// A word that may hold a value or a key name.
     Fragment,
-    /// A plain word between fragments, as the words of a clause template are.
-    Plain,
     /// Code or markup (quotes or brackets inside, a code span's backticks, `=`, `$`, `;`, bare
-    /// punctuation): it ends a
-    /// run, so that `name = "value"` is never re-read as a name and its value.
+    /// punctuation): it ends a run, so that `name = "value"` is never re-read as a name and
+    /// its value.
     Break,
 }
 
-/// The bytes a slot value may hold (paths, identifiers, numbers, commits, base64).
-fn slot_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"_./@+=:~%-".contains(&b)
+/// The bytes a slot value may hold (paths, identifiers, numbers, commits, base64), but `=`,
+/// which a fragment holds only as base64 padding (see [`base64_padded`]).
+static SLOT_BYTE: [bool; 256] = slot_bytes();
+
+const fn slot_bytes() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'_' | b'.' | b'/' | b'@' | b'+' | b':' | b'~' | b'%' | b'-'
+            );
+        i += 1;
+    }
+    table
 }
 
 /// The words of `text` that are fragments or breaks, in order, with their byte ranges (cut
 /// free of the sentence punctuation and quotes around them).
+#[cfg(test)]
 fn words(text: &str) -> Vec<(Word, Range<usize>)> {
     let mut out = Vec::new();
-    for_each_word(text, |start, word| {
+    for_each_kind(text, |kind, range| out.push((kind, range)));
+    out
+}
+
+/// Calls `f` with each word of `text` that is a fragment or a break, in order (see [`words`]).
+fn for_each_kind(text: &str, mut f: impl FnMut(Word, Range<usize>)) {
+    for_each_word(text, |start, word, lower_tail| {
         // Most words are plain: letters, capitalised at most at the start, with nothing to trim.
         let b = word.as_bytes();
         if b.len() < 24
             && b.first().is_some_and(u8::is_ascii_alphabetic)
-            && b.iter().skip(1).all(u8::is_ascii_lowercase)
+            && (lower_tail || b.iter().skip(1).all(u8::is_ascii_lowercase))
             && !secret_word(word)
         {
             return;
         }
-        let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
-        let trimmed = word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
-        if trimmed.is_empty() {
-            out.push((Word::Break, start..start + word.len()));
+        // The quotes, brackets and sentence punctuation trimmed are ASCII, so the cuts fall
+        // on character boundaries.
+        let lead = b
+            .iter()
+            .take_while(|c| matches!(c, b'(' | b'"' | b'\''))
+            .count();
+        let trail = b[lead..]
+            .iter()
+            .rev()
+            .take_while(|c| {
+                matches!(
+                    c,
+                    b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\''
+                )
+            })
+            .count();
+        let end = b.len() - trail;
+        let Some(trimmed) = word.get(lead..end).filter(|t| !t.is_empty()) else {
+            f(Word::Break, start..start + word.len());
             return;
-        }
-        let range = start + lead..start + lead + trimmed.len();
+        };
         // A secret's name standing alone is a key name only where it ends a clause or labels
         // what follows (`The current branch is password.`, `token:`), not inside a sentence.
         let secret = secret_word(trimmed);
-        let ends_clause = word[lead + trimmed.len()..].starts_with(['.', ':']);
-        let kind = if !secret && plain_word(trimmed) || secret && !ends_clause {
-            Word::Plain
-        } else if trimmed.bytes().all(slot_byte)
-            && trimmed.bytes().any(|b| b.is_ascii_alphanumeric())
-            && !trimmed.contains('=')
-            || base64_padded(trimmed)
-        {
+        let ends_clause = matches!(b.get(end), Some(b'.' | b':'));
+        if !secret && plain_word(trimmed) || secret && !ends_clause {
+            return;
+        }
+        let t = trimmed.as_bytes();
+        let slot_value =
+            t.iter().all(|&c| SLOT_BYTE[usize::from(c)]) && t.iter().any(u8::is_ascii_alphanumeric);
+        let kind = if slot_value || base64_padded(trimmed) {
             Word::Fragment
         } else {
             Word::Break
         };
-        if kind != Word::Plain {
-            out.push((kind, range));
-        }
+        f(kind, start + lead..start + end);
     });
-    out
+}
+
+/// What [`for_each_word`] tells of a byte: ASCII whitespace (`u8::is_ascii_whitespace`), a
+/// lower-case ASCII letter, any other ASCII byte, or a byte of a multi-byte character.
+const SPACE: u8 = 1;
+const LOWER: u8 = 2;
+const OTHER: u8 = 4;
+const WIDE: u8 = 8;
+
+static BYTE_CLASS: [u8; 256] = byte_classes();
+
+const fn byte_classes() -> [u8; 256] {
+    let mut table = [OTHER; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = if b.is_ascii_whitespace() {
+            SPACE
+        } else if b.is_ascii_lowercase() {
+            LOWER
+        } else if b.is_ascii() {
+            OTHER
+        } else {
+            WIDE
+        };
+        i += 1;
+    }
+    table
 }
 
 /// Calls `f` with the start and text of each non-empty word of `text`, words being split on
-/// whitespace. ASCII whitespace (`u8::is_ascii_whitespace`) is found byte by byte; a word with
-/// other bytes is split again on Unicode whitespace, so the words are those of
-/// `text.split(char::is_whitespace)`, except that a word of ASCII bytes alone is not split at a
-/// vertical tab (U+000B), which only `char::is_whitespace` counts.
-fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) {
-    let mut start = 0;
-    for word in text.as_bytes().split(u8::is_ascii_whitespace) {
-        let at = start;
-        start += word.len() + 1;
-        if word.is_empty() {
+/// whitespace, and whether every byte of the word after its first is a lower-case ASCII
+/// letter (`false` when not known). ASCII whitespace (`u8::is_ascii_whitespace`) is found
+/// byte by byte; a word with other bytes is split again on Unicode whitespace, so the words
+/// are those of `text.split(char::is_whitespace)`, except that a word of ASCII bytes alone is
+/// not split at a vertical tab (U+000B), which only `char::is_whitespace` counts.
+fn for_each_word(text: &str, mut f: impl FnMut(usize, &str, bool)) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if BYTE_CLASS[usize::from(b[i])] == SPACE {
+            i += 1;
             continue;
         }
-        let Some(word) = text.get(at..at + word.len()) else {
+        let at = i;
+        let mut tail = 0;
+        i += 1;
+        while let Some(&c) = b.get(i) {
+            let class = BYTE_CLASS[usize::from(c)];
+            if class == SPACE {
+                break;
+            }
+            tail |= class;
+            i += 1;
+        }
+        // ASCII whitespace, and the ends of the text, are character boundaries.
+        let Some(word) = text.get(at..i) else {
             continue;
         };
-        if word.is_ascii() {
-            f(at, word);
+        if b[at].is_ascii() && tail & WIDE == 0 {
+            f(at, word, tail & !LOWER == 0);
             continue;
         }
         let mut from = at;
         for part in word.split(char::is_whitespace) {
             if !part.is_empty() {
-                f(from, part);
+                f(from, part, false);
             }
             from += part.len()
                 + text[from + part.len()..]
@@ -253,10 +325,10 @@ fn secret_word(word: &str) -> bool {
 fn runs(text: &str) -> Vec<Vec<Range<usize>>> {
     let mut runs: Vec<Vec<Range<usize>>> = Vec::new();
     let mut run: Vec<Range<usize>> = Vec::new();
-    for (kind, range) in words(text) {
+    for_each_kind(text, |kind, range| {
         let near = run.last().is_some_and(|last: &Range<usize>| {
             let gap = &text[last.end..range.start];
-            gap.len() <= MAX_GAP && !gap.contains("\n\n")
+            gap.len() <= MAX_GAP && !gap.as_bytes().windows(2).any(|w| w == b"\n\n")
         });
         if kind == Word::Break || !near {
             if run.len() >= 2 {
@@ -267,7 +339,7 @@ fn runs(text: &str) -> Vec<Vec<Range<usize>>> {
         if kind == Word::Fragment {
             run.push(range);
         }
-    }
+    });
     if run.len() >= 2 {
         runs.push(run);
     }
@@ -529,7 +601,7 @@ mod tests {
     fn words_are_split_on_whitespace_but_an_ascii_word_not_at_a_vertical_tab() {
         let words = |text: &str| {
             let mut out = Vec::new();
-            for_each_word(text, |at, w| out.push((at, w.to_owned())));
+            for_each_word(text, |at, w, _| out.push((at, w.to_owned())));
             out
         };
         assert_eq!(
@@ -554,5 +626,62 @@ mod tests {
         assert!(views("deny(secret_disclosure)").is_empty());
         let far = format!("a1 {} b2", "word ".repeat(20));
         assert!(views(&far).is_empty());
+    }
+
+    /// The classification read straight from its definition: split on whitespace, trim with
+    /// `str` patterns, test each byte.
+    fn words_by_definition(text: &str) -> Vec<(Word, Range<usize>)> {
+        let mut out = Vec::new();
+        for_each_word(text, |start, word, _| {
+            let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
+            let trimmed =
+                word[lead..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
+            if trimmed.is_empty() {
+                out.push((Word::Break, start..start + word.len()));
+                return;
+            }
+            let secret = secret_word(trimmed);
+            let ends_clause = word[lead + trimmed.len()..].starts_with(['.', ':']);
+            if !secret && plain_word(trimmed) || secret && !ends_clause {
+                return;
+            }
+            let slot = |b: u8| b.is_ascii_alphanumeric() || b"_./@+=:~%-".contains(&b);
+            let kind = if trimmed.bytes().all(slot)
+                && trimmed.bytes().any(|b| b.is_ascii_alphanumeric())
+                && !trimmed.contains('=')
+                || base64_padded(trimmed)
+            {
+                Word::Fragment
+            } else {
+                Word::Break
+            };
+            out.push((kind, start + lead..start + lead + trimmed.len()));
+        });
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn words_are_classified_as_defined(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "Z", "q", "Token", "password", "key", "KEY", "abcdefghijklmnopqrstuvwxyz",
+                    "7", "x9", "(", ")", "\"", "'", ".", ",", ";", ":", "!", "?", "=", "==", "_",
+                    "/", "@", "+", "~", "%", "-", "`", "$", " ", " ", "\n", "\t", "\r", "\x0b",
+                    "\x0c", "é", "\u{2003}", "\u{a0}", "Ä", "b64Zm9vYmFy",
+                ]),
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            proptest::prop_assert_eq!(words(&text), words_by_definition(&text));
+            let mut flags = Vec::new();
+            for_each_word(&text, |_, word, lower_tail| flags.push((word.to_owned(), lower_tail)));
+            for (word, lower_tail) in flags {
+                if lower_tail {
+                    proptest::prop_assert!(word.bytes().skip(1).all(|b| b.is_ascii_lowercase()));
+                }
+            }
+        }
     }
 }

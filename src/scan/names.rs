@@ -150,7 +150,7 @@ fn generated(s: &str) -> bool {
         && c.digit > 0
         && c.lower + c.upper > 0
         && filter::shannon_entropy(s) >= floor
-        && !wordish(s)
+        && !wordish(s.as_bytes())
 }
 
 /// Three kinds of character of lower case, capitals, digits and symbols (`Summer2024`,
@@ -188,7 +188,7 @@ fn password_shaped(s: &str) -> bool {
         .filter(|&i| b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
         .count();
     let name_words =
-        digit_groups <= 1 && word_counts(s).is_some_and(|(short, long)| short == 0 && long >= 2);
+        digit_groups <= 1 && word_counts(b).is_some_and(|(short, long)| short == 0 && long >= 2);
     (kinds >= 3 || inner_digit_groups >= 2) && !name_words
 }
 
@@ -196,7 +196,7 @@ fn password_shaped(s: &str) -> bool {
 fn key_name_like(key: &str) -> bool {
     key.split(['/', '_', '.', '-', ':']).all(|p| {
         let b = p.as_bytes();
-        wordish(p)
+        wordish(b)
             || b.len() <= 12
                 && (b.iter().all(u8::is_ascii_lowercase) || b.iter().all(u8::is_ascii_uppercase))
     })
@@ -205,8 +205,9 @@ fn key_name_like(key: &str) -> bool {
 /// A name made of words (`ExternalSecret`, `my-namespace`, `src/auth/token.rs`, `db.password`):
 /// every part reads as words, or is a word of up to three letters.
 pub(super) fn name_like(s: &str) -> bool {
-    s.split(['/', '_', '.', '-', ':'])
-        .all(|p| wordish(p) || p.len() <= 3 && p.bytes().all(|b| b.is_ascii_alphabetic()))
+    s.as_bytes()
+        .split(|b| matches!(b, b'/' | b'_' | b'.' | b'-' | b':'))
+        .all(|p| wordish(p) || p.len() <= 3 && p.iter().all(u8::is_ascii_alphabetic))
 }
 
 /// A part that reads as words of a name: camel-case words in lower case, capitalised or as
@@ -215,7 +216,7 @@ pub(super) fn name_like(s: &str) -> bool {
 /// and at most one shorter (which alone may be one letter, at the start), every longer word
 /// but an acronym with a vowel; or a number of up to five digits. Generated text alternates
 /// case and digits too often for that (`wJalrXUtnFEMI`, `Vb9Tq3Wn`, `9f86d081…`).
-fn wordish(part: &str) -> bool {
+fn wordish(part: &[u8]) -> bool {
     part.is_empty()
         || word_counts(part)
             .is_some_and(|(short, long)| short + long == 0 || short <= 1 && long >= 1)
@@ -224,8 +225,7 @@ fn wordish(part: &str) -> bool {
 /// The short (one or two letters) and long words of `part` read as camel-case words and
 /// numbers, or `None` when it cannot be read so (a number over five digits, a one-letter word
 /// after the first, a longer word that is neither an acronym nor has a vowel).
-fn word_counts(part: &str) -> Option<(usize, usize)> {
-    let b = part.as_bytes();
+fn word_counts(b: &[u8]) -> Option<(usize, usize)> {
     if !b.iter().all(u8::is_ascii_alphanumeric) {
         return None;
     }
@@ -265,7 +265,12 @@ fn word_counts(part: &str) -> Option<(usize, usize)> {
         }
         // A word of three letters or more that is not an acronym has a vowel.
         let acronym = word.iter().all(u8::is_ascii_uppercase);
-        let vowel = word.iter().any(|c| b"aeiouyAEIOUY".contains(c));
+        let vowel = word.iter().any(|c| {
+            matches!(
+                c.to_ascii_lowercase(),
+                b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+            )
+        });
         if word.len() >= 3 && !acronym && !vowel {
             return None;
         }
@@ -327,7 +332,7 @@ mod tests {
             "refund",
             "412",
         ] {
-            assert!(wordish(name), "{name}");
+            assert!(wordish(name.as_bytes()), "{name}");
         }
         for random in [
             "wJalrXUtnFEMI",
@@ -337,7 +342,7 @@ mod tests {
             "Vb9Tq3Wn",
             "fjgvvq",
         ] {
-            assert!(!wordish(random), "{random}");
+            assert!(!wordish(random.as_bytes()), "{random}");
         }
     }
 
