@@ -57,7 +57,25 @@ pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             pool.install(|| walk::scan_dir(&scanner, path))?
         }
         input => {
-            let text = read_input(input.as_ref())?;
+            // A file large enough to be scanned in chunks starts every thread at once, each
+            // first needing the regex sets and the keyword DFA: they are built while the file
+            // is read, rather than by one thread while the others wait for it.
+            let chunked = input
+                .as_ref()
+                .filter(|p| p.as_os_str() != "-")
+                .and_then(|p| std::fs::metadata(p).ok())
+                .is_some_and(|m| m.len() > crate::scan::bulk::SPLIT_ABOVE as u64);
+            let text = if chunked && pool.current_num_threads() > 1 {
+                let (text, ()) = pool.install(|| {
+                    rayon::join(
+                        || read_input(input.as_ref()),
+                        || scanner.compile_sets_in_parallel(),
+                    )
+                });
+                text?
+            } else {
+                read_input(input.as_ref())?
+            };
             Report {
                 scanned: pool.install(|| scan_document(&scanner, None, &text)),
                 ..Report::default()
