@@ -661,6 +661,11 @@ mod tests {
     }
 
     proptest::proptest! {
+        // A failing case is printed, not saved: the layout keeps the top level to its own files.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
         #[test]
         fn words_are_classified_as_defined(
             parts in proptest::collection::vec(
