@@ -404,7 +404,12 @@ impl Scanner {
     /// Scans one field, and the joined views of its fragments (see `joined`). Findings are
     /// sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
-        let mut raw = self.scan_raw(text, true);
+        self.findings_of(field_path, text, self.scan_raw(text, true))
+    }
+
+    /// The findings of `text` from what [`Scanner::scan_raw`] found in it: with the joined
+    /// views' matches, in span order, each (rule, span) once.
+    fn findings_of(&self, field_path: &str, text: &str, mut raw: Vec<RawMatch>) -> Vec<Finding> {
         let joined = self.scan_joined(text, &raw);
         raw.extend(joined);
         raw.sort_by(|a, b| {

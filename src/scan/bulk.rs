@@ -9,10 +9,15 @@
 //! overlapping keyword windows is longer than a margin (a PEM block over 16 KiB).
 
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
+use super::pass::{Found, Half};
 use super::{Finding, Scanner};
+
+/// The halves of a scan, in the order threads are given them.
+const HALVES: [Half; 2] = [Half::Keyword, Half::Keywordless];
 
 /// The size a chunk's core aims at.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -113,19 +118,59 @@ impl Scanner {
                 return self.scan_text(field_path, text);
             }
         }
+        let found = self.scan_halves(text, &layout);
         layout
             .par_iter()
-            .map(|chunk| self.scan_chunk(field_path, text, chunk))
+            .zip(found)
+            .map(|(chunk, found)| self.chunk_findings(field_path, text, chunk, found))
             .collect::<Vec<_>>()
             .concat()
     }
 
-    fn scan_chunk(&self, field_path: &str, text: &str, chunk: &Chunk) -> Vec<Finding> {
+    /// What each chunk's two halves (see [`Half`]) find, on every thread of the current pool.
+    /// Threads alternate between the halves: each takes the next chunk of its own half and,
+    /// when its half has none left, the last one left of the other, so each half's automata
+    /// build their lazy-DFA states on the threads of that half (with two threads, on one)
+    /// rather than on every thread.
+    fn scan_halves(&self, text: &str, layout: &[Chunk]) -> Vec<Found> {
+        let queues = Mutex::new([0..layout.len(), 0..layout.len()]);
+        let take = |own: usize| {
+            let mut queues = queues.lock().unwrap_or_else(PoisonError::into_inner);
+            match queues[own].next() {
+                Some(chunk) => Some((own, chunk)),
+                None => queues[1 - own].next_back().map(|chunk| (1 - own, chunk)),
+            }
+        };
+        let done = rayon::broadcast(|ctx| {
+            let own = ctx.index() % HALVES.len();
+            let mut mine = Vec::new();
+            while let Some((half, chunk)) = take(own) {
+                let part = text.get(layout[chunk].scan.clone()).unwrap_or_default();
+                mine.push((chunk, self.scan_half(HALVES[half], part, true)));
+            }
+            mine
+        });
+        let mut out: Vec<Found> = layout.iter().map(|_| Found::default()).collect();
+        for (chunk, found) in done.into_iter().flatten() {
+            out[chunk].absorb(found);
+        }
+        out
+    }
+
+    /// The findings of one chunk's core from what its halves found in its scan range, with
+    /// spans into the whole text.
+    fn chunk_findings(
+        &self,
+        field_path: &str,
+        text: &str,
+        chunk: &Chunk,
+        found: Found,
+    ) -> Vec<Finding> {
         let Some(part) = text.get(chunk.scan.clone()) else {
             return Vec::new();
         };
         let base = chunk.scan.start;
-        self.scan_text(field_path, part)
+        self.findings_of(field_path, part, found.into_raw())
             .into_iter()
             .filter(|f| chunk.core.contains(&(base + f.span.start)))
             .map(|f| Finding {

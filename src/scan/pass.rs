@@ -6,9 +6,72 @@ use std::ops::Range;
 
 use super::{decode, digits, keywords, rule, Confidence, RawMatch, Scanner};
 
+/// The two halves of a field's scan. [`Scanner::scan_raw`] runs one after the other; a bulk
+/// scan of one large text may run them on different threads (see `bulk`), so that each half's
+/// automata build their lazy-DFA states on one thread rather than on every one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Half {
+    /// The keyword prefilter, the rules it selects in their windows, and the decoded blobs.
+    Keyword,
+    /// The rules without keywords: digit-triggered rules around digit clusters, and the
+    /// whole-field rules.
+    Keywordless,
+}
+
+/// What one half of a scan of a field found, in the order [`Scanner::scan_raw`] reports it:
+/// the keyword rules' matches, the keywordless rules' matches, then those inside decoded blobs.
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    pub keyword: Vec<RawMatch>,
+    pub keywordless: Vec<RawMatch>,
+    pub decoded: Vec<RawMatch>,
+}
+
+impl Found {
+    /// Adds what the other half found.
+    pub(super) fn absorb(&mut self, other: Found) {
+        self.keyword.extend(other.keyword);
+        self.keywordless.extend(other.keywordless);
+        self.decoded.extend(other.decoded);
+    }
+
+    /// Both halves' matches in report order.
+    pub(super) fn into_raw(self) -> Vec<RawMatch> {
+        let mut out = self.keyword;
+        out.extend(self.keywordless);
+        out.extend(self.decoded);
+        out
+    }
+}
+
 impl Scanner {
     /// Finds matches in `text`; when `decode` is set, also inside base64/hex blobs (one level).
     pub(super) fn scan_raw(&self, text: &str, decode: bool) -> Vec<RawMatch> {
+        let mut out = self.scan_keyword_rules(text);
+        out.extend(self.scan_keywordless_rules(text));
+        if decode {
+            out.extend(self.scan_decoded(text));
+        }
+        out
+    }
+
+    /// One half of [`Scanner::scan_raw`]; the other half's fields of the result stay empty.
+    pub(super) fn scan_half(&self, half: Half, text: &str, decode: bool) -> Found {
+        let mut found = Found::default();
+        match half {
+            Half::Keyword => {
+                found.keyword = self.scan_keyword_rules(text);
+                if decode {
+                    found.decoded = self.scan_decoded(text);
+                }
+            }
+            Half::Keywordless => found.keywordless = self.scan_keywordless_rules(text),
+        }
+        found
+    }
+
+    /// The keyword prefilter and each rule it selects in its keyword windows.
+    fn scan_keyword_rules(&self, text: &str) -> Vec<RawMatch> {
         let bytes = text.as_bytes();
         let mut out = Vec::new();
         // (rule, keyword position) pairs, so a field without keyword hits allocates little.
@@ -29,6 +92,15 @@ impl Scanner {
                 }
             }
         }
+        self.keep_in_context(text, &mut out);
+        out
+    }
+
+    /// The digit-triggered rules around digit clusters behind their regex sets, the
+    /// keywordless rules that run around clusters alone, and the whole-field rules behind theirs.
+    fn scan_keywordless_rules(&self, text: &str) -> Vec<RawMatch> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
         let needs_clusters = self.digit_rules.is_some()
             || self
                 .always
@@ -55,18 +127,28 @@ impl Scanner {
         for group in self.whole.to_run(&self.rules, bytes) {
             rule::find_group(&self.rules, &group, text, 0..bytes.len(), &mut out);
         }
+        self.keep_in_context(text, &mut out);
+        out
+    }
+
+    /// Drops the matches of rules that need a context word and have none near.
+    fn keep_in_context(&self, text: &str, out: &mut Vec<RawMatch>) {
         out.retain(|m| self.named[m.rule] || self.rules[m.rule].context_near(text, &m.span));
-        if decode {
-            for blob in decode::encoded_blobs(text) {
-                let inner = self.scan_raw(&blob.decoded, false);
-                for m in inner {
-                    if self.rules[m.rule].decodable {
-                        out.push(RawMatch {
-                            rule: m.rule,
-                            span: blob.span.clone(),
-                            confidence: m.confidence.min(Confidence::Medium),
-                        });
-                    }
+    }
+
+    /// The decodable rules' matches inside base64/hex blobs of `text` (one level), each
+    /// reported over the whole blob.
+    fn scan_decoded(&self, text: &str) -> Vec<RawMatch> {
+        let mut out = Vec::new();
+        for blob in decode::encoded_blobs(text) {
+            let inner = self.scan_raw(&blob.decoded, false);
+            for m in inner {
+                if self.rules[m.rule].decodable {
+                    out.push(RawMatch {
+                        rule: m.rule,
+                        span: blob.span.clone(),
+                        confidence: m.confidence.min(Confidence::Medium),
+                    });
                 }
             }
         }
@@ -137,6 +219,43 @@ mod tests {
         v.into_iter()
             .map(|m| (m.rule, m.span, m.confidence))
             .collect()
+    }
+
+    #[test]
+    fn the_halves_of_a_scan_together_report_what_the_whole_scan_reports_in_its_order() {
+        let scanner = Scanner::builtin().unwrap();
+        // Base64 of `password=hunter2-Prod!xyz`.
+        let blob = "cGFzc3dvcmQ9aHVudGVyMi1Qcm9kIXh5eg==";
+        let texts = [
+            NUMBERS.to_owned(),
+            format!("token {blob} and AKIAIOSFODNN7EXAMPLE, call 415-555-0132, jane@corp-mail.net"),
+            "nothing to see here".to_owned(),
+            String::new(),
+        ];
+        let shown = |v: Vec<RawMatch>| -> Vec<(usize, Range<usize>, Confidence)> {
+            v.into_iter()
+                .map(|m| (m.rule, m.span, m.confidence))
+                .collect()
+        };
+        let mut seen = [false; 3];
+        for text in &texts {
+            for decode in [true, false] {
+                let mut found = scanner.scan_half(Half::Keywordless, text, decode);
+                found.absorb(scanner.scan_half(Half::Keyword, text, decode));
+                for (i, part) in [&found.keyword, &found.keywordless, &found.decoded]
+                    .iter()
+                    .enumerate()
+                {
+                    seen[i] |= !part.is_empty();
+                }
+                assert_eq!(
+                    shown(found.into_raw()),
+                    shown(scanner.scan_raw(text, decode)),
+                    "{text}"
+                );
+            }
+        }
+        assert_eq!(seen, [true; 3], "every part of a scan found something");
     }
 
     #[test]
