@@ -404,13 +404,18 @@ impl Scanner {
     /// Scans one field, and the joined views of its fragments (see `joined`). Findings are
     /// sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
-        self.findings_of(field_path, text, self.scan_raw(text, true))
+        let mut found = self.scan_part(pass::Part::Keyword, text);
+        found.absorb(self.scan_part(pass::Part::Keywordless, text));
+        found.absorb(self.scan_part(pass::Part::Views, text));
+        self.findings_of(field_path, found)
     }
 
-    /// The findings of `text` from what [`Scanner::scan_raw`] found in it: with the joined
-    /// views' matches, in span order, each (rule, span) once.
-    fn findings_of(&self, field_path: &str, text: &str, mut raw: Vec<RawMatch>) -> Vec<Finding> {
-        let joined = self.scan_joined(text, &raw);
+    /// The findings of a field from what the parts of its scan found: the ordinary scan's
+    /// matches and the joined views' that the joining made, in span order, each (rule, span)
+    /// once.
+    fn findings_of(&self, field_path: &str, found: pass::Found) -> Vec<Finding> {
+        let (mut raw, joined) = found.into_parts();
+        let joined = self.keep_joined(joined, &raw);
         raw.extend(joined);
         raw.sort_by(|a, b| {
             (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule))

@@ -137,6 +137,14 @@ pub fn run_on(
 /// path, member values with their names as context; anything else as one text, in chunks when
 /// large. `name` (a file in a directory) prefixes every field path.
 pub fn scan_document(scanner: &Scanner, name: Option<&str>, text: &str) -> Scanned {
+    match json_document(text) {
+        Some(value) => scan_json_document(scanner, name, &value),
+        None => text_scanned(text, scanner.scan_chunked(name.unwrap_or("text"), text)),
+    }
+}
+
+/// `text` as a JSON object or array, when it is one (anything else is scanned as text).
+fn json_document(text: &str) -> Option<crate::json::Value> {
     let limits = crate::json::Limits {
         max_bytes: 256 << 20,
         max_depth: 512,
@@ -146,17 +154,33 @@ pub fn scan_document(scanner: &Scanner, name: Option<&str>, text: &str) -> Scann
         true => crate::json::parse(text.as_bytes(), &limits).ok(),
         false => None,
     };
-    if let Some(value @ (crate::json::Value::Object(_) | crate::json::Value::Array(_))) = document {
-        let mut findings = scanner.scan_json(&value);
-        if let Some(name) = name {
-            for f in &mut findings {
-                f.field_path = format!("{name}:{}", f.field_path);
-            }
+    document.filter(|v| {
+        matches!(
+            v,
+            crate::json::Value::Object(_) | crate::json::Value::Array(_)
+        )
+    })
+}
+
+/// A JSON document's findings, string by string, each path prefixed by `name` (a file in a
+/// directory).
+fn scan_json_document(
+    scanner: &Scanner,
+    name: Option<&str>,
+    value: &crate::json::Value,
+) -> Scanned {
+    let mut findings = scanner.scan_json(value);
+    if let Some(name) = name {
+        for f in &mut findings {
+            f.field_path = format!("{name}:{}", f.field_path);
         }
-        let lines = vec![None; findings.len()];
-        return Scanned { findings, lines };
     }
-    let findings = scanner.scan_chunked(name.unwrap_or("text"), text);
+    let lines = vec![None; findings.len()];
+    Scanned { findings, lines }
+}
+
+/// A text's findings with the line each starts on.
+fn text_scanned(text: &str, findings: Vec<Finding>) -> Scanned {
     let lines = line_numbers(text, &findings);
     Scanned { findings, lines }
 }

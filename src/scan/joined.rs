@@ -427,22 +427,46 @@ fn views_of(text: &str) -> Vec<View> {
     out.into_iter().filter(|v| !v.pieces.is_empty()).collect()
 }
 
+/// The joined views of a field, each with the secrets the secret rules find in it, before
+/// [`Scanner::keep_joined`] keeps those the joining made.
+#[derive(Debug, Default)]
+pub(super) struct Joined {
+    views: Vec<(View, Vec<RawMatch>)>,
+}
+
+impl Joined {
+    pub(super) fn is_empty(&self) -> bool {
+        self.views.is_empty()
+    }
+}
+
 impl Scanner {
-    /// Secrets in the joined views of `text`, one match per fragment they cover, except the
-    /// pieces a secret that `found` (the ordinary scan's matches) holds already covers.
-    pub(super) fn scan_joined(&self, text: &str, found: &[RawMatch]) -> Vec<RawMatch> {
-        let secret = |rule: usize| self.rules[rule].category.is_secret();
-        let mut out: Vec<RawMatch> = Vec::new();
+    /// The joined views of `text` and the secrets in each. This needs nothing of the ordinary
+    /// scan, so it can run beside it.
+    pub(super) fn scan_views(&self, text: &str) -> Joined {
         let views = views(text);
         if views.is_empty() {
-            return out;
+            return Joined::default();
         }
         let scanner = self.secrets_only();
-        for view in views {
-            for m in scanner.scan_raw(&view.text, true) {
-                if !secret(m.rule) {
-                    continue;
-                }
+        let views = views
+            .into_iter()
+            .map(|view| {
+                let mut found = scanner.scan_raw(&view.text, true);
+                found.retain(|m| self.rules[m.rule].category.is_secret());
+                (view, found)
+            })
+            .collect();
+        Joined { views }
+    }
+
+    /// Secrets in the joined views, one match per fragment they cover, except the pieces a
+    /// secret that `found` (the ordinary scan's matches) holds already covers.
+    pub(super) fn keep_joined(&self, joined: Joined, found: &[RawMatch]) -> Vec<RawMatch> {
+        let secret = |rule: usize| self.rules[rule].category.is_secret();
+        let mut out: Vec<RawMatch> = Vec::new();
+        for (view, matches) in joined.views {
+            for m in matches {
                 let ranges = view.map(&m.span);
                 // Joined text must have helped: in the glued view the match covers pieces of two
                 // fragments, in the others it starts the fragment after a key name; and it does

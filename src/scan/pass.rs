@@ -4,43 +4,51 @@
 
 use std::ops::Range;
 
+use super::joined::Joined;
 use super::{decode, digits, keywords, rule, Confidence, RawMatch, Scanner};
 
-/// The two halves of a field's scan. [`Scanner::scan_raw`] runs one after the other; a bulk
-/// scan of one large text may run them on different threads (see `bulk`), so that each half's
-/// automata build their lazy-DFA states on one thread rather than on every one.
+/// The parts of a field's scan. [`Scanner::scan_text`] runs one after the other; a bulk scan
+/// may run them on different threads (see `bulk`), so that each part's automata build their
+/// lazy-DFA states on one thread rather than on every one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Half {
+pub(super) enum Part {
     /// The keyword prefilter, the rules it selects in their windows, and the decoded blobs.
     Keyword,
     /// The rules without keywords: digit-triggered rules around digit clusters, and the
     /// whole-field rules.
     Keywordless,
+    /// The joined views (see `joined`), scanned with the secret rules.
+    Views,
 }
 
-/// What one half of a scan of a field found, in the order [`Scanner::scan_raw`] reports it:
-/// the keyword rules' matches, the keywordless rules' matches, then those inside decoded blobs.
+/// What the parts of a scan of a field found: the keyword rules' matches, the keywordless
+/// rules' matches and those inside decoded blobs (the order [`Scanner::scan_raw`] reports
+/// them in), and the joined views with theirs.
 #[derive(Debug, Default)]
 pub(super) struct Found {
     pub keyword: Vec<RawMatch>,
     pub keywordless: Vec<RawMatch>,
     pub decoded: Vec<RawMatch>,
+    pub joined: Joined,
 }
 
 impl Found {
-    /// Adds what the other half found.
+    /// Adds what another part found.
     pub(super) fn absorb(&mut self, other: Found) {
         self.keyword.extend(other.keyword);
         self.keywordless.extend(other.keywordless);
         self.decoded.extend(other.decoded);
+        if !other.joined.is_empty() {
+            self.joined = other.joined;
+        }
     }
 
-    /// Both halves' matches in report order.
-    pub(super) fn into_raw(self) -> Vec<RawMatch> {
+    /// The ordinary scan's matches in report order, and the joined views.
+    pub(super) fn into_parts(self) -> (Vec<RawMatch>, Joined) {
         let mut out = self.keyword;
         out.extend(self.keywordless);
         out.extend(self.decoded);
-        out
+        (out, self.joined)
     }
 }
 
@@ -55,17 +63,17 @@ impl Scanner {
         out
     }
 
-    /// One half of [`Scanner::scan_raw`]; the other half's fields of the result stay empty.
-    pub(super) fn scan_half(&self, half: Half, text: &str, decode: bool) -> Found {
+    /// One part of a field's scan, decoded blobs included; the other parts' fields of the
+    /// result stay empty.
+    pub(super) fn scan_part(&self, part: Part, text: &str) -> Found {
         let mut found = Found::default();
-        match half {
-            Half::Keyword => {
+        match part {
+            Part::Keyword => {
                 found.keyword = self.scan_keyword_rules(text);
-                if decode {
-                    found.decoded = self.scan_decoded(text);
-                }
+                found.decoded = self.scan_decoded(text);
             }
-            Half::Keywordless => found.keywordless = self.scan_keywordless_rules(text),
+            Part::Keywordless => found.keywordless = self.scan_keywordless_rules(text),
+            Part::Views => found.joined = self.scan_views(text),
         }
         found
     }
@@ -222,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn the_halves_of_a_scan_together_report_what_the_whole_scan_reports_in_its_order() {
+    fn the_parts_of_a_scan_together_report_what_the_whole_scan_reports_in_its_order() {
         let scanner = Scanner::builtin().unwrap();
         // Base64 of `password=hunter2-Prod!xyz`.
         let blob = "cGFzc3dvcmQ9aHVudGVyMi1Qcm9kIXh5eg==";
@@ -239,21 +247,17 @@ mod tests {
         };
         let mut seen = [false; 3];
         for text in &texts {
-            for decode in [true, false] {
-                let mut found = scanner.scan_half(Half::Keywordless, text, decode);
-                found.absorb(scanner.scan_half(Half::Keyword, text, decode));
-                for (i, part) in [&found.keyword, &found.keywordless, &found.decoded]
-                    .iter()
-                    .enumerate()
-                {
-                    seen[i] |= !part.is_empty();
-                }
-                assert_eq!(
-                    shown(found.into_raw()),
-                    shown(scanner.scan_raw(text, decode)),
-                    "{text}"
-                );
+            let mut found = scanner.scan_part(Part::Views, text);
+            found.absorb(scanner.scan_part(Part::Keywordless, text));
+            found.absorb(scanner.scan_part(Part::Keyword, text));
+            for (i, part) in [&found.keyword, &found.keywordless, &found.decoded]
+                .iter()
+                .enumerate()
+            {
+                seen[i] |= !part.is_empty();
             }
+            let (raw, _) = found.into_parts();
+            assert_eq!(shown(raw), shown(scanner.scan_raw(text, true)), "{text}");
         }
         assert_eq!(seen, [true; 3], "every part of a scan found something");
     }
