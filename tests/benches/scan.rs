@@ -239,7 +239,6 @@ type Work<'a> = dyn Fn(&rayon::ThreadPool) -> (Duration, usize) + 'a;
 /// The same work on a pool of one thread and of every core: many fields, and one large text
 /// in chunks (`cq scan` on a large file).
 fn parallel(scanner: &Scanner, text: &str, parts: &[&str], runs: usize) {
-    use rayon::prelude::*;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     println!("## Every core: the same scans on a rayon pool of 1 and of {cores} threads (best of {runs})\n");
     println!(
@@ -253,13 +252,12 @@ fn parallel(scanner: &Scanner, text: &str, parts: &[&str], runs: usize) {
             .expect("a thread pool starts")
     };
     let (one, many) = (pool(1), pool(cores));
+    // As `cq scan DIR` scans a batch of files: the parts of every field's scan as tasks.
+    let named: Vec<(&str, &str)> = parts.iter().map(|&f| ("bench", f)).collect();
     let fields = |p: &rayon::ThreadPool| {
         p.install(|| {
             best_of(runs, || {
-                parts
-                    .par_iter()
-                    .map(|f| scanner.scan_text("bench", f).len())
-                    .sum()
+                scanner.scan_texts(&named).iter().map(Vec::len).sum()
             })
         })
     };
