@@ -278,28 +278,6 @@ impl Scanner {
         Ok(())
     }
 
-    /// Compiles the enabled rules' regex sets and the keyword DFA, which every thread of a bulk
-    /// scan needs first, side by side on the current rayon pool (what [`Scanner::compile_all`]
-    /// does besides the rules' own regexes). A set that cannot be built is left to the scan,
-    /// which then runs every rule it gates, as it would without this call.
-    pub fn compile_sets_in_parallel(&self) {
-        rayon::join(
-            || {
-                if let Some(d) = &self.digit_rules {
-                    let _ = d.compile_sets(&self.rules);
-                }
-            },
-            || {
-                rayon::join(
-                    || {
-                        self.whole.set(&self.rules);
-                    },
-                    || self.keywords.build_dfa(),
-                )
-            },
-        );
-    }
-
     /// A scanner that runs exactly the rules selected by `entity_types` (umbrella types such as
     /// `SECRET` or `PII`, or a rule's own entity such as `IBAN_CODE` or `DATE_TIME`). Naming a
     /// type this scanner does not support is an error, never a silently narrowed scan. A rule
@@ -586,32 +564,6 @@ mod tests {
         // A narrowed scanner shares the rules, compiled or not.
         let narrowed = s.for_entity_types(&["SECRET"]).unwrap();
         assert!(narrowed.rules()[0].is_compiled() == s.rules()[0].is_compiled());
-    }
-
-    #[test]
-    fn sets_built_ahead_of_a_bulk_scan_are_the_ones_it_uses() {
-        let s = Scanner::builtin().unwrap();
-        let d = s.digit_rules.as_ref().unwrap();
-        let built = |s: &Scanner| {
-            (
-                d.tiers.iter().map(|t| t.is_built()).collect::<Vec<_>>(),
-                s.whole.is_built(),
-                s.keywords.has_dfa(),
-            )
-        };
-        assert_eq!(built(&s), (vec![false; d.tiers.len()], false, false));
-        let text = "Call +44 20 7946 0958 at 00:1A:2B:3C:4D:5E; the token is \
-                    ghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg";
-        let lazy = Scanner::builtin().unwrap().scan_text("t", text);
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap()
-            .install(|| s.compile_sets_in_parallel());
-        assert_eq!(built(&s), (vec![true; d.tiers.len()], true, true));
-        // No rule's own regex is compiled ahead, and the findings are those of a lazy scan.
-        assert!(s.rules().iter().all(|r| !r.is_compiled()));
-        assert_eq!(s.scan_text("t", text), lazy);
     }
 
     #[test]

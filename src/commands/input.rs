@@ -57,6 +57,39 @@ fn read_capped(reader: impl Read, limit: usize, hint: usize) -> std::io::Result<
     Ok(bytes)
 }
 
+/// Bytes each thread reads at a time in [`read_on_pool`].
+const PIECE: usize = 1 << 20;
+
+/// The bytes of the regular file `path`, as [`read`] gives them, read in pieces at their
+/// offsets on the current rayon pool, so the pages of a large input are faulted in on every
+/// thread rather than on one. A file whose size changes while it is read (it grew past or
+/// shrank below the size it had when opened), or that is not a regular file, is read again
+/// the ordinary way, from its start to its end.
+pub fn read_on_pool(path: &PathBuf, max_bytes: usize) -> anyhow::Result<Vec<u8>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let pieces = || -> std::io::Result<Option<Vec<u8>>> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        let len = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+        if !meta.is_file() || len > max_bytes {
+            return Ok(None);
+        }
+        let mut bytes = vec![0u8; len];
+        let read = bytes
+            .par_chunks_mut(PIECE)
+            .enumerate()
+            .try_for_each(|(i, piece)| file.read_exact_at(piece, (i * PIECE) as u64));
+        // Not a byte more than when it was opened.
+        let grew = file.read_at(&mut [0u8], len as u64).map_or(true, |n| n > 0);
+        Ok((read.is_ok() && !grew).then_some(bytes))
+    };
+    match pieces() {
+        Ok(Some(bytes)) => Ok(bytes),
+        _ => read(Some(path), max_bytes),
+    }
+}
+
 /// How an input is named in messages.
 pub fn name(path: Option<&PathBuf>) -> String {
     match path.filter(|p| p.as_os_str() != "-") {
@@ -189,5 +222,37 @@ mod tests {
         );
         assert_eq!(buf, b"last");
         assert_eq!(read_line(&mut reader, &mut buf, 10).unwrap(), None);
+    }
+    #[test]
+    fn a_file_read_on_the_pool_is_what_an_ordinary_read_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let bytes: Vec<u8> = (0..3 * PIECE + 12_345)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for len in [0, 1, PIECE, PIECE + 1, bytes.len()] {
+            let path = dir.path().join(format!("f{len}"));
+            std::fs::write(&path, &bytes[..len]).unwrap();
+            let got = pool.install(|| read_on_pool(&path, 64 << 20)).unwrap();
+            assert_eq!(got, &bytes[..len], "{len} bytes");
+            assert_eq!(got, read(Some(&path), 64 << 20).unwrap());
+        }
+        // Over the cap: refused as an ordinary read refuses it, naming the file.
+        let path = dir.path().join(format!("f{}", bytes.len()));
+        let err = pool.install(|| read_on_pool(&path, PIECE)).unwrap_err();
+        assert!(err.to_string().contains("is larger than"), "{err}");
+        assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+        // Not a file: read the ordinary way, or refused with the ordinary error.
+        let err = pool.install(|| read_on_pool(&dir.path().join("missing"), PIECE));
+        assert!(err.unwrap_err().to_string().contains("missing"));
     }
 }

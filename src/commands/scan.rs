@@ -57,24 +57,20 @@ pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             pool.install(|| walk::scan_dir(&scanner, path))?
         }
         input => {
-            // A file large enough to be scanned in chunks starts every thread at once, each
-            // first needing the regex sets and the keyword DFA: they are built while the file
-            // is read, rather than by one thread while the others wait for it.
+            // A file large enough to be scanned in chunks is read on every thread: most of
+            // reading it is faulting in the pages it is read into.
             let chunked = input
                 .as_ref()
                 .filter(|p| p.as_os_str() != "-")
                 .and_then(|p| std::fs::metadata(p).ok())
                 .is_some_and(|m| m.len() > crate::scan::bulk::SPLIT_ABOVE as u64);
-            let text = if chunked && pool.current_num_threads() > 1 {
-                let (text, ()) = pool.install(|| {
-                    rayon::join(
-                        || read_input(input.as_ref()),
-                        || scanner.compile_sets_in_parallel(),
-                    )
-                });
-                text?
-            } else {
-                read_input(input.as_ref())?
+            let text = match input.as_ref() {
+                Some(path) if chunked && pool.current_num_threads() > 1 => {
+                    let bytes =
+                        pool.install(|| super::input::read_on_pool(path, MAX_SCAN_BYTES))?;
+                    utf8_input(input.as_ref(), bytes)?
+                }
+                _ => read_input(input.as_ref())?,
             };
             Report {
                 scanned: pool.install(|| scan_document(&scanner, None, &text)),
@@ -208,7 +204,11 @@ fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
 const MAX_SCAN_BYTES: usize = 1 << 30;
 
 fn read_input(input: Option<&PathBuf>) -> anyhow::Result<String> {
-    let bytes = super::input::read(input, MAX_SCAN_BYTES)?;
+    utf8_input(input, super::input::read(input, MAX_SCAN_BYTES)?)
+}
+
+/// The input's bytes as text, or an error naming it and its first byte that is not UTF-8.
+fn utf8_input(input: Option<&PathBuf>, bytes: Vec<u8>) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
             "{} is not UTF-8 text (byte {}): scan text or JSON",

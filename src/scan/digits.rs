@@ -50,12 +50,6 @@ pub(super) struct Tier {
 }
 
 impl Tier {
-    /// Whether the set has been built (or tried).
-    #[cfg(test)]
-    pub fn is_built(&self) -> bool {
-        self.set.get().is_some()
-    }
-
     /// The set over the tier's group regexes, compiled on first use.
     pub fn set(&self, d: &DigitRules, rules: &[Rule]) -> Result<&RegexSet, RuleError> {
         self.set

@@ -83,12 +83,6 @@ impl Keywords {
         self.dfa();
     }
 
-    /// Whether the DFA has been built (or tried).
-    #[cfg(test)]
-    pub fn has_dfa(&self) -> bool {
-        self.dfa.get().is_some()
-    }
-
     fn dfa(&self) -> Option<&AhoCorasick> {
         self.dfa
             .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA).ok())

@@ -82,12 +82,6 @@ impl WholeField {
         }
     }
 
-    /// Whether the set has been built (or tried).
-    #[cfg(test)]
-    pub(super) fn is_built(&self) -> bool {
-        self.set.get().is_some()
-    }
-
     /// The set over the gated rules, compiled on first use (`None` without one, or when it
     /// cannot be built).
     pub(super) fn set(&self, rules: &[Rule]) -> Option<&RegexSet> {

@@ -2,7 +2,9 @@
 //! 10 MB mixed corpus (80% real prose lines from `tests/prose`, 12% code, config, JSON, logs and
 //! encoded blobs, 8% lines with planted secrets and PII): single-thread throughput with every
 //! rule on (fields of 16 KiB, one 10 MiB field, the default rules); the same work on a rayon
-//! pool of one thread and of every core (many fields, and one large text in chunks); start-up
+//! pool of one thread and of every core (many fields, and one large text in chunks); `cq scan`
+//! as a process on one worker and on every core (the corpus as a file, ten copies of it, and
+//! its fields as a directory); start-up
 //! (fresh processes: loading the rule pack, the first call's lazy compilation, the policy's
 //! share, `cq check` and `cq scan` wall time and peak memory); the cost of one call on the small
 //! fields the gate scans; and the same corpus file through Kingfisher, Betterleaks and
@@ -10,7 +12,7 @@
 //! measured in the same run. Prints markdown tables; each two-thread row carries the load
 //! average.
 //!
-//! `CQ_BENCH_QUICK=1` prints only the corpus time; `CQ_BENCH_ONLY=parallel|startup|small|peers`
+//! `CQ_BENCH_QUICK=1` prints only the corpus time; `CQ_BENCH_ONLY=parallel|processes|startup|small|peers`
 //! runs one section after it; `CQ_BENCH_RUNS=N` takes the best of N timed runs (default 3,
 //! quick 1), for a steady-state profile; `CQ_BENCH_SKIP_PEERS=1` leaves the peers out (said so
 //! in the output); `CQ_BENCH_DUMP=FILE` writes the findings dump (see `scan/dump.rs`) instead.
@@ -24,6 +26,8 @@ use cq::scan::Scanner;
 mod dump;
 #[path = "scan/peers.rs"]
 mod peers;
+#[path = "scan/processes.rs"]
+mod processes;
 #[path = "scan/startup.rs"]
 mod startup;
 
@@ -404,6 +408,9 @@ fn main() {
     }
     if section("parallel") {
         parallel(&scanner, &text, &parts, runs);
+    }
+    if section("processes") {
+        processes::run(&target_dir(), &text, &parts, &load_average);
     }
     if section("startup") {
         startup::run();
