@@ -250,7 +250,10 @@ mod tests {
         let path = dir.path().join(format!("f{}", bytes.len()));
         let err = pool.install(|| read_on_pool(&path, PIECE)).unwrap_err();
         assert!(err.to_string().contains("is larger than"), "{err}");
-        assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
         // Not a file: read the ordinary way, or refused with the ordinary error.
         let err = pool.install(|| read_on_pool(&dir.path().join("missing"), PIECE));
         assert!(err.unwrap_err().to_string().contains("missing"));
