@@ -183,6 +183,10 @@ pub(super) fn classes(s: &str) -> Classes {
 /// closes, or until `s` ends (a value cut short). A generated secret may contain `${` or `{{`
 /// too, but then its brackets do not nest (`{{h}o)p${e]nob(...`), and it is not an expansion.
 pub(super) fn has_expansion(s: &str) -> bool {
+    // Every opener holds a `$` or a `{`; most values hold neither.
+    if memchr::memchr2(b'$', b'{', s.as_bytes()).is_none() {
+        return false;
+    }
     ["${", "{{", "#{", "$("].iter().any(|open| {
         s.match_indices(open).any(|(at, _)| {
             let first = if open.starts_with('{') { at } else { at + 1 };
