@@ -264,9 +264,8 @@ pub(super) fn is_reference(s: &str) -> bool {
             return true;
         }
     }
-    let parts: Vec<&str> = s.split('.').collect();
-    parts.len() >= 2
-        && parts.iter().all(|p| {
+    s.contains('.')
+        && s.split('.').all(|p| {
             !p.is_empty()
                 && p.chars()
                     .next()
