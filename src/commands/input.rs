@@ -57,6 +57,16 @@ fn read_capped(reader: impl Read, limit: usize, hint: usize) -> std::io::Result<
     Ok(bytes)
 }
 
+/// The bytes of the file `path`, or `None` when it holds more than `max_bytes` (read no
+/// further than one byte past them).
+pub fn read_file_capped(path: &Path, max_bytes: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let file = std::fs::File::open(path)?;
+    let hint = file.metadata().map_or(0, |m| m.len());
+    let limit = max_bytes.saturating_add(1);
+    let bytes = read_capped(file, limit, usize::try_from(hint).unwrap_or(usize::MAX))?;
+    Ok((bytes.len() <= max_bytes).then_some(bytes))
+}
+
 /// Bytes each thread reads at a time in [`read_on_pool`].
 const PIECE: usize = 1 << 20;
 

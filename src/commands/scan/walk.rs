@@ -1,14 +1,19 @@
 //! A directory scan: the walk (sorted, recursive, without following symbolic links or entering
 //! `.git`), then the files read and scanned in parallel on the current rayon pool, a bounded
-//! batch at a time, results kept in path order. A file that cannot be read, holds a NUL byte in its first 8 KiB, or is
-//! not UTF-8 is reported as skipped, and the scan goes on.
+//! batch at a time, results kept in path order. A file that cannot be read, is larger than
+//! `cq scan FILE` reads (1 GiB), holds a NUL byte in its first 8 KiB, or is not UTF-8 is
+//! reported as skipped, and the scan goes on.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use rayon::prelude::*;
 
-use super::{json_document, relative, scan_json_document, text_scanned, Report, Scanned, Skipped};
+use super::{
+    json_document, relative, scan_json_document, text_scanned, Report, Scanned, Skipped,
+    MAX_SCAN_BYTES,
+};
+use crate::commands::input::read_file_capped;
 use crate::scan::bulk::SPLIT_ABOVE;
 use crate::scan::Scanner;
 
@@ -24,16 +29,19 @@ struct Walk {
 }
 
 /// How many files are read before they are scanned: at most `bytes` of them (by their size
-/// when walked; a larger file is read alone) and at most `files`.
+/// when walked; a larger file is read alone) and at most `files`; and the most of one file
+/// that is read (a larger one is skipped, as `cq scan FILE` refuses it).
 #[derive(Debug, Clone, Copy)]
 struct Batch {
     bytes: u64,
     files: usize,
+    file_bytes: usize,
 }
 
 const BATCH: Batch = Batch {
     bytes: 16 << 20,
     files: 4096,
+    file_bytes: MAX_SCAN_BYTES,
 };
 
 /// Scans every file under `root`.
@@ -54,7 +62,7 @@ fn scan_dir_in(scanner: &Scanner, root: &Path, batch: Batch) -> anyhow::Result<R
     };
     let mut scanned = 0;
     for files in batches(&walk.files, batch) {
-        for result in scan_batch(scanner, root, files) {
+        for result in scan_batch(scanner, root, files, batch.file_bytes) {
             match result {
                 Ok(found) => {
                     scanned += 1;
@@ -101,10 +109,11 @@ fn scan_batch(
     scanner: &Scanner,
     root: &Path,
     batch: &[(PathBuf, u64)],
+    max_bytes: usize,
 ) -> Vec<Result<Scanned, Skipped>> {
     let read: Vec<Read> = batch
         .par_iter()
-        .map(|(path, _)| match read_file(root, path) {
+        .map(|(path, _)| match read_file(root, path, max_bytes) {
             Err(skipped) => Read::Done(Err(skipped)),
             Ok((name, text)) => match json_document(&text) {
                 Some(value) => Read::Done(Ok(scan_json_document(scanner, Some(&name), &value))),
@@ -169,14 +178,20 @@ fn visit(root: &Path, dir: &Path, walk: &mut Walk) {
     }
 }
 
-/// Reads one file as text with its name, or says why it is skipped.
-fn read_file(root: &Path, path: &Path) -> Result<(String, String), Skipped> {
+/// Reads one file of at most `max_bytes` as text with its name, or says why it is skipped.
+fn read_file(root: &Path, path: &Path, max_bytes: usize) -> Result<(String, String), Skipped> {
     let name = relative(root, path);
     let skipped = |reason: String| Skipped {
         path: name.clone(),
         reason,
     };
-    let bytes = std::fs::read(path).map_err(|e| skipped(format!("cannot read it: {e}")))?;
+    let bytes = read_file_capped(path, max_bytes)
+        .map_err(|e| skipped(format!("cannot read it: {e}")))?
+        .ok_or_else(|| {
+            skipped(format!(
+                "larger than {max_bytes} bytes, the most cq reads of one file: not scanned"
+            ))
+        })?;
     let probe = &bytes[..bytes.len().min(BINARY_PROBE)];
     if probe.contains(&0) {
         return Err(skipped("binary file (NUL byte)".into()));
@@ -207,14 +222,17 @@ mod tests {
             Batch {
                 bytes: 10,
                 files: 3,
+                file_bytes: MAX_SCAN_BYTES,
             },
             Batch {
                 bytes: 1,
                 files: 100,
+                file_bytes: MAX_SCAN_BYTES,
             },
             Batch {
                 bytes: 1000,
                 files: 1,
+                file_bytes: MAX_SCAN_BYTES,
             },
             BATCH,
         ] {
@@ -260,7 +278,7 @@ mod tests {
         let mut expected = Scanned::default();
         let mut skipped = walk.skipped.clone();
         for (path, _) in &walk.files {
-            match read_file(dir.path(), path) {
+            match read_file(dir.path(), path, MAX_SCAN_BYTES) {
                 Ok((name, text)) => {
                     let found = scan_document(&scanner, Some(&name), &text);
                     expected.findings.extend(found.findings);
@@ -282,8 +300,13 @@ mod tests {
                 Batch {
                     bytes: 200,
                     files: 5,
+                    file_bytes: MAX_SCAN_BYTES,
                 },
-                Batch { bytes: 1, files: 1 },
+                Batch {
+                    bytes: 1,
+                    files: 1,
+                    file_bytes: MAX_SCAN_BYTES,
+                },
             ] {
                 let report = pool
                     .install(|| scan_dir_in(&scanner, dir.path(), limit))
@@ -295,5 +318,31 @@ mod tests {
                 assert_eq!(report.files, Some(walk.files.len() - 2), "{case}");
             }
         }
+    }
+    #[test]
+    fn a_file_over_the_cap_is_skipped_and_the_rest_scanned() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big.txt"), "GITHUB_TOKEN=x ".repeat(10)).unwrap();
+        std::fs::write(
+            dir.path().join("small.txt"),
+            "mail jane.doe@corp-mail.net\n",
+        )
+        .unwrap();
+        let scanner = Scanner::builtin().unwrap();
+        let limit = Batch {
+            file_bytes: 100,
+            ..BATCH
+        };
+        let report = scan_dir_in(&scanner, dir.path(), limit).unwrap();
+        assert_eq!(report.files, Some(1));
+        assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+        assert_eq!(report.skipped[0].path, "big.txt");
+        assert!(report.skipped[0].reason.contains("larger than 100 bytes"));
+        assert!(report
+            .scanned
+            .findings
+            .iter()
+            .all(|f| f.field_path == "small.txt"));
+        assert!(!report.scanned.findings.is_empty());
     }
 }
