@@ -382,10 +382,7 @@ impl Scanner {
     /// Scans one field, and the joined views of its fragments (see `joined`). Findings are
     /// sorted by span and never overlap for the same rule.
     pub fn scan_text(&self, field_path: &str, text: &str) -> Vec<Finding> {
-        let mut found = self.scan_part(pass::Part::Keyword, text);
-        found.absorb(self.scan_part(pass::Part::Keywordless, text));
-        found.absorb(self.scan_part(pass::Part::Views, text));
-        self.findings_of(field_path, found)
+        self.findings_of(field_path, self.scan_all_parts(text))
     }
 
     /// The findings of a field from what the parts of its scan found: the ordinary scan's

@@ -11,23 +11,21 @@ use anyhow::Context;
 /// `max_bytes` arrive.
 pub fn read(path: Option<&PathBuf>, max_bytes: usize) -> anyhow::Result<Vec<u8>> {
     let name = name(path);
-    let limit = max_bytes.saturating_add(1);
     let bytes = match path.filter(|p| p.as_os_str() != "-") {
-        Some(path) => std::fs::File::open(path)
-            .and_then(|f| {
-                let hint = f.metadata().map_or(0, |m| m.len());
-                read_capped(f, limit, usize::try_from(hint).unwrap_or(usize::MAX))
-            })
-            .with_context(|| format!("while reading {name}"))?,
-        None => read_capped(std::io::stdin().lock(), limit, 0)
-            .context("while reading standard input")?,
+        Some(path) => {
+            read_file_capped(path, max_bytes).with_context(|| format!("while reading {name}"))?
+        }
+        None => {
+            let bytes = read_capped(std::io::stdin().lock(), max_bytes.saturating_add(1), 0)
+                .context("while reading standard input")?;
+            (bytes.len() <= max_bytes).then_some(bytes)
+        }
     };
-    if bytes.len() > max_bytes {
-        anyhow::bail!(
+    bytes.ok_or_else(|| {
+        anyhow::anyhow!(
             "{name} is larger than {max_bytes} bytes, the most cq reads: refused without reading the rest"
-        );
-    }
-    Ok(bytes)
+        )
+    })
 }
 
 /// At most `limit` bytes of `reader`. The buffer never grows past `limit`: refusing an input one

@@ -16,11 +16,19 @@ use rayon::prelude::*;
 use super::pass::{Found, Part};
 use super::{Finding, Scanner};
 
-/// The parts of a scan, and the group of threads each belongs to: the keyword part alone, and
-/// the keywordless rules with the joined views, about as much work on the bench corpus.
+/// The parts of a scan, in the order a thread takes them.
 const PARTS: [Part; 3] = [Part::Keyword, Part::Keywordless, Part::Views];
-const GROUP_OF: [usize; 3] = [0, 1, 1];
+/// The groups of threads: the keyword part alone, and the keywordless rules with the joined
+/// views, about as much work on the bench corpus.
 const GROUPS: usize = 2;
+
+/// The group of threads that scans `part` first.
+fn group_of(part: Part) -> usize {
+    match part {
+        Part::Keyword => 0,
+        Part::Keywordless | Part::Views => 1,
+    }
+}
 
 /// The size a chunk's core aims at.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -157,8 +165,8 @@ impl Scanner {
         let queues = Mutex::new(PARTS.map(|_| 0..texts.len()));
         let take = |group: usize| {
             let mut queues = queues.lock().unwrap_or_else(PoisonError::into_inner);
-            let own = (0..PARTS.len()).filter(|&p| GROUP_OF[p] == group);
-            let other = (0..PARTS.len()).filter(|&p| GROUP_OF[p] != group);
+            let own = (0..PARTS.len()).filter(|&p| group_of(PARTS[p]) == group);
+            let other = (0..PARTS.len()).filter(|&p| group_of(PARTS[p]) != group);
             for p in own {
                 if let Some(text) = queues[p].next() {
                     return Some((p, text));

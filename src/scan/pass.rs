@@ -63,6 +63,16 @@ impl Scanner {
         out
     }
 
+    /// Every part of a field's scan, one after the other.
+    pub(super) fn scan_all_parts(&self, text: &str) -> Found {
+        Found {
+            keyword: self.scan_keyword_rules(text),
+            keywordless: self.scan_keywordless_rules(text),
+            decoded: self.scan_decoded(text),
+            joined: self.scan_views(text),
+        }
+    }
+
     /// One part of a field's scan, decoded blobs included; the other parts' fields of the
     /// result stay empty.
     pub(super) fn scan_part(&self, part: Part, text: &str) -> Found {

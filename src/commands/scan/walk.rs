@@ -222,17 +222,17 @@ mod tests {
             Batch {
                 bytes: 10,
                 files: 3,
-                file_bytes: MAX_SCAN_BYTES,
+                ..BATCH
             },
             Batch {
                 bytes: 1,
                 files: 100,
-                file_bytes: MAX_SCAN_BYTES,
+                ..BATCH
             },
             Batch {
                 bytes: 1000,
                 files: 1,
-                file_bytes: MAX_SCAN_BYTES,
+                ..BATCH
             },
             BATCH,
         ] {
@@ -300,12 +300,12 @@ mod tests {
                 Batch {
                     bytes: 200,
                     files: 5,
-                    file_bytes: MAX_SCAN_BYTES,
+                    ..BATCH
                 },
                 Batch {
                     bytes: 1,
                     files: 1,
-                    file_bytes: MAX_SCAN_BYTES,
+                    ..BATCH
                 },
             ] {
                 let report = pool
