@@ -34,6 +34,7 @@ mod shape;
 mod validate;
 mod values;
 mod whole;
+mod work;
 
 use std::fmt;
 use std::ops::Range;
@@ -230,7 +231,7 @@ impl Scanner {
     }
 
     /// A scanner over `rules` (checked, not compiled) whose rule files hash to `rules_sha256`.
-    fn with_rules(rules: Vec<Rule>, rules_sha256: String) -> Result<Scanner, RuleError> {
+    fn with_rules(mut rules: Vec<Rule>, rules_sha256: String) -> Result<Scanner, RuleError> {
         let mut seen = std::collections::BTreeSet::new();
         for r in &rules {
             if !seen.insert(r.id.as_str()) {
@@ -239,7 +240,12 @@ impl Scanner {
         }
         let enabled: Vec<bool> = rules.iter().map(|r| r.default_enabled).collect();
         let named = vec![false; rules.len()];
-        let keywords = keywords::Keywords::new(&rules)?;
+        // One count of work for the pack: its keyword automata and rules read it.
+        let work = Arc::new(work::Work::default());
+        for r in &mut rules {
+            r.work = Arc::clone(&work);
+        }
+        let keywords = keywords::Keywords::new(&rules, work)?;
         let always: Vec<usize> = (0..rules.len())
             .filter(|&ri| rules[ri].keywords.is_empty())
             .collect();

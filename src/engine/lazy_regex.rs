@@ -134,17 +134,21 @@ impl Warming {
         self.fast.get().is_some()
     }
 
-    /// The engine to search `len` more bytes with. The fast engines match exactly as the NFA
-    /// ones do; should they not build (a reverse NFA over its size limit), the NFA engines keep
-    /// answering.
+    /// The engine to search `len` more bytes with; `bulk` when the caller knows it searches
+    /// far more than [`WARM_BYTES`] in all (a bulk scan), so the fast engines pay from the
+    /// first search. The fast engines match exactly as the NFA ones do; should they not build
+    /// (a reverse NFA over its size limit), the NFA engines keep answering.
     pub fn engine(
         &self,
         len: usize,
+        bulk: bool,
         build: impl FnOnce() -> Result<meta::Regex, String>,
     ) -> &meta::Regex {
-        let before = self.searched.fetch_add(len, Ordering::Relaxed);
-        if before.saturating_add(len) <= WARM_BYTES {
-            return &self.cheap;
+        if !bulk && !self.is_warm() {
+            let before = self.searched.fetch_add(len, Ordering::Relaxed);
+            if before.saturating_add(len) <= WARM_BYTES {
+                return &self.cheap;
+            }
         }
         self.fast(build).unwrap_or(&self.cheap)
     }
@@ -162,7 +166,7 @@ pub struct Regex {
 impl Regex {
     /// The engine to search `len` more bytes with.
     fn engine(&self, len: usize) -> &meta::Regex {
-        self.warm.engine(len, || {
+        self.warm.engine(len, false, || {
             build_meta(&self.pattern, self.options, Engines::Fast)
         })
     }

@@ -6,23 +6,17 @@
 //!
 //! Two automata answer the same: a contiguous NFA, built in a fraction of a millisecond when the
 //! scanner is, and a DFA, three to four times faster per byte but costlier to build, built once
-//! the scanner has scanned enough text (or enough fields) to repay it. Which one runs never
-//! changes a hit.
+//! the pack is in a bulk scan (see `work`: it has scanned enough text, or enough fields, to
+//! repay it). Which one runs never changes a hit.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::rule::{Rule, RuleError};
+use super::work::Work;
 use super::{LINE_SLACK, WINDOW_BEFORE};
-
-/// Work (bytes scanned over all fields, plus [`CALL_WEIGHT`] per field) after which the DFA
-/// is built and used.
-const DFA_AFTER_BYTES: usize = 256 << 10;
-/// What one call weighs besides its bytes: about 4,000 short fields earn the DFA.
-const CALL_WEIGHT: usize = 64;
 /// Fields up to this size are lowered in a buffer on the stack.
 const SMALL_FIELD: usize = 512;
 
@@ -35,12 +29,15 @@ pub(super) struct Keywords {
     pub rules_of: Vec<Vec<usize>>,
     nfa: Option<AhoCorasick>,
     dfa: OnceLock<Option<AhoCorasick>>,
-    scanned: AtomicUsize,
+    /// The pack's work, which the fields scanned here add to: the DFA is built once it is a
+    /// bulk scan.
+    work: Arc<Work>,
 }
 
 impl Keywords {
-    /// The keywords of `rules`; an empty pack, or one without keywords, has no automaton.
-    pub fn new(rules: &[Rule]) -> Result<Keywords, RuleError> {
+    /// The keywords of `rules`, counting the fields they scan in `work`; an empty pack, or one
+    /// without keywords, has no automaton.
+    pub fn new(rules: &[Rule], work: Arc<Work>) -> Result<Keywords, RuleError> {
         let mut patterns: Vec<String> = Vec::new();
         let mut rules_of: Vec<Vec<usize>> = Vec::new();
         // Each keyword's pattern id, in first-seen order (a pack has hundreds of keywords).
@@ -74,7 +71,7 @@ impl Keywords {
             rules_of,
             nfa,
             dfa: OnceLock::new(),
-            scanned: AtomicUsize::new(0),
+            work,
         })
     }
 
@@ -101,17 +98,10 @@ impl Keywords {
         }
         let ac = match self.dfa.get() {
             Some(Some(dfa)) => dfa,
-            _ => {
-                // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's
-                // ids and digests) also earn the DFA.
-                let work = bytes.len() + CALL_WEIGHT;
-                let before = self.scanned.fetch_add(work, Ordering::Relaxed);
-                if before + work >= DFA_AFTER_BYTES {
-                    self.dfa().unwrap_or(nfa)
-                } else {
-                    nfa
-                }
-            }
+            // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's ids
+            // and digests) also make a bulk scan.
+            _ if self.work.add_field(bytes.len()) => self.dfa().unwrap_or(nfa),
+            _ => nfa,
         };
         // Short fields are lowered on the stack.
         let mut small = [0u8; SMALL_FIELD];
@@ -266,11 +256,12 @@ mod tests {
     #[test]
     fn both_automata_find_the_same_hits_in_any_case() {
         let scanner = super::super::Scanner::builtin().unwrap();
-        let k = Keywords::new(scanner.rules()).unwrap();
+        let work = Arc::new(Work::default());
+        let k = Keywords::new(scanner.rules(), Arc::clone(&work)).unwrap();
         let text = b"The API_KEY=x and apikey \"y\"; Password: z; ghp_ token PASS_WORD";
         let nfa = k.hits(text, &k.rules_of);
         k.build_dfa();
-        k.scanned.store(DFA_AFTER_BYTES, Ordering::Relaxed);
+        work.set_bulk();
         let dfa = k.hits(text, &k.rules_of);
         assert!(!nfa.is_empty());
         assert_eq!(nfa, dfa);

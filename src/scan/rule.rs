@@ -9,13 +9,14 @@
 //! a broken rule never narrows a scan silently.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::shape::{self, ValueShape};
 use super::validate::Validator;
+use super::work::Work;
 
 mod engine;
 mod search;
@@ -172,6 +173,9 @@ pub struct Rule {
     pub(super) unicode: bool,
     /// The regex, built when the rule first runs (or the reason it does not compile).
     compiled: OnceLock<Result<Compiled, String>>,
+    /// The work of the rule's pack: in a bulk scan the regex runs on its fast engines from its
+    /// first search (see `work`).
+    pub(super) work: Arc<Work>,
     validator: Option<Validator>,
     allowlist: Vec<String>,
 }
@@ -309,6 +313,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         pattern: spec.regex,
         unicode: spec.unicode,
         compiled: OnceLock::new(),
+        work: Arc::default(),
         validator,
         allowlist: spec
             .allowlist

@@ -22,6 +22,10 @@ use std::time::{Duration, Instant};
 
 use cq::scan::Scanner;
 
+/// The allocator the `cq` binary uses, so the library's figures are what `cq scan` gets.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "scan/dump.rs"]
 mod dump;
 #[path = "scan/peers.rs"]

@@ -54,6 +54,12 @@ impl RuleRegex {
         Ok((regex, hir))
     }
 
+    /// Whether the fast engines were built (or tried).
+    #[cfg(test)]
+    pub fn is_warm(&self) -> bool {
+        self.warm.is_warm()
+    }
+
     /// Builds the fast engines now: why they do not build, if they do not.
     pub fn compile_fast(&self) -> Result<(), String> {
         self.fast()
@@ -69,13 +75,14 @@ impl RuleRegex {
         self.warm.fast(|| self.build_fast())
     }
 
-    /// The engine to search `len` more bytes with ([`Warming::engine`]).
-    pub fn engine(&self, len: usize) -> &meta::Regex {
-        self.warm.engine(len, || self.build_fast())
+    /// The engine to search `len` more bytes with ([`Warming::engine`]); in a bulk scan
+    /// (`bulk`), the fast engines from the first search.
+    pub fn engine(&self, len: usize, bulk: bool) -> &meta::Regex {
+        self.warm.engine(len, bulk, || self.build_fast())
     }
 
-    pub fn is_match(&self, hay: &[u8]) -> bool {
-        self.engine(hay.len()).is_match(hay)
+    pub fn is_match(&self, hay: &[u8], bulk: bool) -> bool {
+        self.engine(hay.len(), bulk).is_match(hay)
     }
 
     /// The number of groups, the whole match's included.
@@ -91,9 +98,8 @@ impl RuleRegex {
             .pattern_names(PatternID::ZERO)
     }
 
-    /// The captures of the first match in `hay`, if any.
-    pub fn captures(&self, hay: &[u8]) -> Option<Captures> {
-        let engine = self.engine(hay.len());
+    /// The captures of `engine`'s (one of this regex's engines) first match in `hay`, if any.
+    pub fn captures(engine: &meta::Regex, hay: &[u8]) -> Option<Captures> {
         let mut caps = engine.create_captures();
         engine.captures(hay, &mut caps);
         caps.is_match().then_some(caps)
@@ -191,11 +197,18 @@ mod tests {
     #[test]
     fn the_fast_engines_are_built_once_enough_was_searched() {
         let rule = RuleRegex::new(r"\bkey\b", false, 1 << 20).unwrap();
-        assert!(rule.is_match(b"the key"));
+        assert!(rule.is_match(b"the key", false));
         assert!(!rule.warm.is_warm());
-        assert!(!rule.is_match(&[b'a'; WARM_BYTES]));
+        assert!(!rule.is_match(&[b'a'; WARM_BYTES], false));
         assert!(rule.warm.is_warm());
         rule.compile_fast().unwrap();
+    }
+
+    #[test]
+    fn in_a_bulk_scan_the_fast_engines_answer_the_first_search() {
+        let rule = RuleRegex::new(r"\bkey\b", false, 1 << 20).unwrap();
+        assert!(rule.is_match(b"the key", true));
+        assert!(rule.warm.is_warm());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use regex_automata::util::captures::Captures;
-use regex_automata::Span;
+use regex_automata::{meta, Span};
 
 use super::super::validate::{self, Outcome};
 use super::super::{filter, RawMatch};
@@ -53,10 +53,20 @@ impl Rule {
         self.compiled.get().is_some()
     }
 
+    /// Whether the regex has built its fast engines.
+    #[cfg(test)]
+    pub(in crate::scan) fn is_warm(&self) -> bool {
+        self.compiled
+            .get()
+            .and_then(|c| c.as_ref().ok())
+            .is_some_and(|c| c.regex.is_warm())
+    }
+
     /// Whether the rule's regex matches anywhere in `hay` (true when it cannot compile, so the
     /// caller runs it and reports the failure).
     pub(in crate::scan) fn is_match(&self, hay: &[u8]) -> bool {
-        self.compiled().map_or(true, |c| c.regex.is_match(hay))
+        self.compiled()
+            .map_or(true, |c| c.regex.is_match(hay, self.work.is_bulk()))
     }
 
     /// Appends this rule's accepted matches inside `window` of `text` to `out`.
@@ -98,15 +108,17 @@ impl Rule {
             return true;
         };
         let regex = &compiled.regex;
+        let engine = regex.engine(hay.len(), self.work.is_bulk());
         if compiled.value_shape == ValueShape::Captures {
-            self.search_captures(regex, text, hay, window.start, found);
+            self.search_captures(regex, engine, text, hay, window.start, found);
             return true;
         }
-        for m in regex.engine(hay.len()).find_iter(hay) {
+        for m in engine.find_iter(hay) {
             let value = match compiled.value_shape.value(m.range()) {
                 Some(value) => value,
                 // Only a match at the window's start is ambiguous; its captures decide.
-                None => match regex.captures(hay).and_then(|c| value_group(regex, &c)) {
+                None => match RuleRegex::captures(engine, hay).and_then(|c| value_group(regex, &c))
+                {
                     Some(v) => v.range(),
                     None => continue,
                 },
@@ -121,6 +133,7 @@ impl Rule {
     fn search_captures(
         &self,
         regex: &RuleRegex,
+        engine: &meta::Regex,
         text: &str,
         hay: &[u8],
         offset: usize,
@@ -128,7 +141,7 @@ impl Rule {
     ) {
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
-        for caps in regex.engine(hay.len()).captures_iter(hay) {
+        for caps in engine.captures_iter(hay) {
             let floor = searched_from;
             searched_from = caps.get_group(0).map_or(searched_from, |m| m.end);
             let Some(m) = value_group(regex, &caps) else {
