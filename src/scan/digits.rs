@@ -74,9 +74,12 @@ impl Tier {
 
     /// The groups (indexes into [`DigitRules::groups`]) whose regex matches somewhere in
     /// `hay`, in set order: the set's answer, or each group's own regex when the set cannot be
-    /// built (the same answer, slower).
+    /// built (the same answer, slower). The set's plain search runs first: most windows match
+    /// no group, and it stops at a first match where the overlapping search that says which
+    /// groups match reads on to the end of the window.
     pub fn matching(&self, d: &DigitRules, rules: &[Rule], hay: &[u8]) -> Vec<usize> {
         match self.set(d, rules) {
+            Ok(set) if !set.is_match(hay) => Vec::new(),
             Ok(set) => set
                 .matches(hay)
                 .into_iter()
