@@ -116,7 +116,16 @@ impl Warming {
         }
     }
 
-    /// The NFA engines.
+    /// A regex whose fast engines are built already (a bulk scan's): they answer every search.
+    pub fn warm(fast: meta::Regex) -> Warming {
+        Warming {
+            cheap: fast.clone(),
+            fast: OnceLock::from(Ok(fast)),
+            searched: AtomicUsize::new(0),
+        }
+    }
+
+    /// The NFA engines (the fast ones for a regex built [`Warming::warm`]).
     pub fn cheap(&self) -> &meta::Regex {
         &self.cheap
     }

@@ -190,15 +190,17 @@ pub(super) struct Compiled {
     pub glued: Option<super::glued::Glued>,
 }
 
-/// Compiles one rule's regex with the scanner's limits, and from the same parse where its
-/// value sits in a match and, for a vendor-prefixed token rule, its glued-token regex.
+/// Compiles one rule's regex with the scanner's limits (in a bulk scan, on its fast engines at
+/// once), and from the same parse where its value sits in a match and, for a vendor-prefixed
+/// token rule, its glued-token regex.
 pub(super) fn build_regex(
     pattern: &str,
     unicode: bool,
     keywords: &[String],
     category: Category,
+    bulk: bool,
 ) -> Result<Compiled, String> {
-    let (regex, hir) = RuleRegex::parsed(pattern, unicode, REGEX_SIZE_LIMIT)?;
+    let (regex, hir) = RuleRegex::parsed(pattern, unicode, REGEX_SIZE_LIMIT, bulk)?;
     let groups = regex.captures_len().saturating_sub(1);
     let first_name = regex.capture_names().nth(1).flatten();
     let value_shape = shape::value_shape_of(&hir, groups, first_name);

@@ -28,19 +28,39 @@ impl RuleRegex {
     /// Compiles `pattern` on the NFA engines; the error is the `regex` crate's.
     #[cfg(test)]
     pub fn new(pattern: &str, unicode: bool, size_limit: usize) -> Result<RuleRegex, String> {
-        RuleRegex::parsed(pattern, unicode, size_limit).map(|(regex, _)| regex)
+        RuleRegex::parsed(pattern, unicode, size_limit, false).map(|(regex, _)| regex)
     }
 
-    /// Compiles `pattern` on the NFA engines, and gives the syntax tree it was built from (for
-    /// what else a rule reads of its pattern, without parsing it again); the error is the
+    /// Compiles `pattern` on the NFA engines, or in a bulk scan (`bulk`) on the fast ones from
+    /// the same parse (the NFA engines are then never needed: they answer only until the fast
+    /// ones are built, or should those not build), and gives the syntax tree it was built from
+    /// (for what else a rule reads of its pattern, without parsing it again); the error is the
     /// `regex` crate's.
     pub fn parsed(
         pattern: &str,
         unicode: bool,
         size_limit: usize,
+        bulk: bool,
     ) -> Result<(RuleRegex, regex_syntax::hir::Hir), String> {
         let explained = |e: String| explain(pattern, unicode, size_limit, e);
         let hir = parse(pattern, unicode).map_err(explained)?;
+        let fast = bulk
+            .then(|| {
+                meta::Builder::new()
+                    .configure(config(size_limit, true))
+                    .build_from_hir(&hir)
+                    .ok()
+            })
+            .flatten();
+        if let Some(fast) = fast {
+            let regex = RuleRegex {
+                pattern: pattern.to_owned(),
+                unicode,
+                size_limit,
+                warm: Warming::warm(fast),
+            };
+            return Ok((regex, hir));
+        }
         let cheap = meta::Builder::new()
             .configure(config(size_limit, false))
             .build_from_hir(&hir)
@@ -182,14 +202,24 @@ mod tests {
                 .unwrap();
             let want: Vec<_> = expected.find_iter(hay).map(|m| m.range()).collect();
             let rule = RuleRegex::new(p, false, 1 << 20).unwrap();
-            let (parsed, _) = RuleRegex::parsed(p, false, 1 << 20).unwrap();
-            for engine in [rule.warm.cheap(), rule.fast().unwrap(), parsed.warm.cheap()] {
+            let (parsed, _) = RuleRegex::parsed(p, false, 1 << 20, false).unwrap();
+            let (bulk, _) = RuleRegex::parsed(p, false, 1 << 20, true).unwrap();
+            assert!(bulk.warm.is_warm());
+            for engine in [
+                rule.warm.cheap(),
+                rule.fast().unwrap(),
+                parsed.warm.cheap(),
+                bulk.warm.cheap(),
+                bulk.fast().unwrap(),
+            ] {
                 let got: Vec<_> = engine.find_iter(hay).map(|m| m.range()).collect();
                 assert_eq!(got, want, "{p}");
             }
             assert_eq!(rule.captures_len(), expected.captures_len());
             assert_eq!(parsed.captures_len(), expected.captures_len());
             assert!(parsed.capture_names().eq(expected.capture_names()));
+            assert_eq!(bulk.captures_len(), expected.captures_len());
+            assert!(bulk.capture_names().eq(expected.capture_names()));
             assert!(rule.capture_names().eq(expected.capture_names()));
         }
     }

@@ -25,7 +25,16 @@ impl Rule {
     /// The rule's regex, compiled on first use; an error says which rule and why.
     pub(in crate::scan) fn compiled(&self) -> Result<&Compiled, RuleError> {
         self.compiled
-            .get_or_init(|| build_regex(&self.pattern, self.unicode, &self.keywords, self.category))
+            .get_or_init(|| {
+                let bulk = self.work.is_bulk();
+                build_regex(
+                    &self.pattern,
+                    self.unicode,
+                    &self.keywords,
+                    self.category,
+                    bulk,
+                )
+            })
             .as_ref()
             .map_err(|reason| RuleError::Regex {
                 id: self.id.clone(),
