@@ -30,6 +30,7 @@ mod net;
 mod pass;
 mod redact;
 mod rule;
+mod sets;
 mod shape;
 mod validate;
 mod values;

@@ -6,9 +6,10 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use regex::bytes::{RegexSet, RegexSetBuilder};
+use regex::bytes::RegexSet;
 
-use super::rule::{Rule, RuleError, REGEX_SIZE_LIMIT};
+use super::rule::{Rule, RuleError};
+use super::sets;
 
 /// The lowest threshold of each tier after the first (see [`DigitRules`]). A regex set's
 /// lazy DFA tracks all of its patterns at once, so the states it builds multiply with what they
@@ -58,12 +59,7 @@ impl Tier {
                     .groups
                     .iter()
                     .map(|&g| rules[d.groups[g][0]].pattern.as_str());
-                RegexSetBuilder::new(patterns)
-                    .unicode(false)
-                    .size_limit(REGEX_SIZE_LIMIT * 4)
-                    .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
-                    .build()
-                    .map_err(|e| e.to_string())
+                sets::build(patterns)
             })
             .as_ref()
             .map_err(|reason| RuleError::Regex {
@@ -74,14 +70,10 @@ impl Tier {
 
     /// The groups (indexes into [`DigitRules::groups`]) whose regex matches somewhere in
     /// `hay`, in set order: the set's answer, or each group's own regex when the set cannot be
-    /// built (the same answer, slower). The set's plain search runs first: most windows match
-    /// no group, and it stops at a first match where the overlapping search that says which
-    /// groups match reads on to the end of the window.
+    /// built (the same answer, slower).
     pub fn matching(&self, d: &DigitRules, rules: &[Rule], hay: &[u8]) -> Vec<usize> {
         match self.set(d, rules) {
-            Ok(set) if !set.is_match(hay) => Vec::new(),
-            Ok(set) => set
-                .matches(hay)
+            Ok(set) => sets::matching(set, hay)
                 .into_iter()
                 .map(|i| self.groups[i])
                 .collect(),

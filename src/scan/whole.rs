@@ -13,9 +13,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use regex::bytes::{RegexSet, RegexSetBuilder};
+use regex::bytes::RegexSet;
 
-use super::rule::{Rule, REGEX_SIZE_LIMIT};
+use super::rule::Rule;
+use super::sets;
 
 /// The enabled whole-field rules: those checked through the set first, and the rest.
 #[derive(Debug, Clone, Default)]
@@ -90,12 +91,7 @@ impl WholeField {
         }
         self.set
             .get_or_init(|| {
-                RegexSetBuilder::new(self.gated.iter().map(|&ri| rules[ri].pattern.as_str()))
-                    .unicode(false)
-                    .size_limit(REGEX_SIZE_LIMIT * 4)
-                    .dfa_size_limit(REGEX_SIZE_LIMIT * 4)
-                    .build()
-                    .ok()
+                sets::build(self.gated.iter().map(|&ri| rules[ri].pattern.as_str())).ok()
             })
             .as_ref()
     }
@@ -106,12 +102,8 @@ impl WholeField {
     /// somewhere in `bytes`.
     pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<Vec<usize>> {
         let mut out: Vec<Vec<usize>> = self.direct.iter().map(|&ri| vec![ri]).collect();
-        // Most fields match none of the gated rules: the set's plain search stops at its first
-        // match, so it says so at a fraction of the cost of the overlapping search that names
-        // every rule that matches.
         let matching: Vec<usize> = match self.set(rules) {
-            Some(set) if !set.is_match(bytes) => Vec::new(),
-            Some(set) => set.matches(bytes).into_iter().collect(),
+            Some(set) => sets::matching(set, bytes),
             None => (0..self.gated.len()).collect(),
         };
         for i in matching {
