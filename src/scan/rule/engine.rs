@@ -7,7 +7,6 @@
 //! which one answers never changes a match (the fast one is built exactly as that builder
 //! builds it). A pattern that does not compile reports what the `regex` crate says of it.
 
-use regex_automata::util::captures::Captures;
 use regex_automata::util::syntax;
 use regex_automata::{meta, MatchKind, PatternID};
 
@@ -116,13 +115,6 @@ impl RuleRegex {
             .cheap()
             .group_info()
             .pattern_names(PatternID::ZERO)
-    }
-
-    /// The captures of `engine`'s (one of this regex's engines) first match in `hay`, if any.
-    pub fn captures(engine: &meta::Regex, hay: &[u8]) -> Option<Captures> {
-        let mut caps = engine.create_captures();
-        engine.captures(hay, &mut caps);
-        caps.is_match().then_some(caps)
     }
 }
 

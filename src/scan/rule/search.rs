@@ -126,8 +126,7 @@ impl Rule {
             let value = match compiled.value_shape.value(m.range()) {
                 Some(value) => value,
                 // Only a match at the window's start is ambiguous; its captures decide.
-                None => match RuleRegex::captures(engine, hay).and_then(|c| value_group(regex, &c))
-                {
+                None => match first_captures(engine, hay).and_then(|c| value_group(regex, &c)) {
                     Some(v) => v.range(),
                     None => continue,
                 },
@@ -267,6 +266,13 @@ fn failed(rule: usize, window: Range<usize>) -> RawMatch {
         span: window,
         confidence: Confidence::High,
     }
+}
+
+/// The captures of `engine`'s first match in `hay`, if any.
+fn first_captures(engine: &meta::Regex, hay: &[u8]) -> Option<Captures> {
+    let mut caps = engine.create_captures();
+    engine.captures(hay, &mut caps);
+    caps.is_match().then_some(caps)
 }
 
 /// The value: the `secret` group, else the first group that is not `key`, else the match.
