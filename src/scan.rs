@@ -28,6 +28,7 @@ mod keywords;
 mod names;
 mod net;
 mod pass;
+mod pivot;
 mod redact;
 mod rule;
 mod sets;

@@ -186,18 +186,12 @@ pub(super) fn windows(
 
 fn line_start(bytes: &[u8], at: usize) -> usize {
     let floor = at.saturating_sub(LINE_SLACK);
-    bytes[floor..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(floor, |i| floor + i + 1)
+    memchr::memrchr(b'\n', &bytes[floor..at]).map_or(floor, |i| floor + i + 1)
 }
 
 fn line_end(bytes: &[u8], at: usize) -> usize {
     let ceil = (at + LINE_SLACK).min(bytes.len());
-    bytes[at..ceil]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(ceil, |i| at + i)
+    memchr::memchr(b'\n', &bytes[at..ceil]).map_or(ceil, |i| at + i)
 }
 
 #[cfg(test)]

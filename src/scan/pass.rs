@@ -143,7 +143,8 @@ impl Scanner {
             }
         }
         for group in self.whole.to_run(&self.rules, bytes) {
-            rule::find_group(&self.rules, &group, text, 0..bytes.len(), &mut out);
+            let pivot = self.rules[group[0]].pivot();
+            rule::find_group(&self.rules, &group, text, 0..bytes.len(), pivot, &mut out);
         }
         self.keep_in_context(text, &mut out);
         out
@@ -211,7 +212,7 @@ impl Scanner {
                 for &g in groups {
                     let pos = windows_of(&mut by_min, d.mins[g]);
                     for window in digits::inside(&by_min[pos].1, outer) {
-                        rule::find_group(&self.rules, &d.groups[g], text, window, out);
+                        rule::find_group(&self.rules, &d.groups[g], text, window, None, out);
                     }
                 }
             }
@@ -297,7 +298,7 @@ mod tests {
             for group in &d.groups {
                 let min = scanner.rules[group[0]].min_digits.unwrap();
                 for window in digits::windows(&clusters, min, bytes.len()) {
-                    rule::find_group(&scanner.rules, group, text, window, &mut each);
+                    rule::find_group(&scanner.rules, group, text, window, None, &mut each);
                 }
             }
             assert_eq!(by_span(tiered), by_span(each), "from byte {cut}");

@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::pivot::Pivot;
 use super::shape::{self, ValueShape};
 use super::validate::Validator;
 use super::work::Work;
@@ -173,11 +174,28 @@ pub struct Rule {
     pub(super) unicode: bool,
     /// The regex, built when the rule first runs (or the reason it does not compile).
     compiled: OnceLock<Result<Compiled, String>>,
+    /// The regex's pivot (see `pivot`), read from the pattern when first asked for.
+    pivot: OnceLock<Option<Pivot>>,
     /// The work of the rule's pack: in a bulk scan the regex runs on its fast engines from its
     /// first search (see `work`).
     pub(super) work: Arc<Work>,
     validator: Option<Validator>,
     allowlist: Vec<String>,
+}
+
+impl Rule {
+    /// The pivot of the rule's regex (see `pivot`), if it has one worth searching by; read
+    /// from the pattern the first time it is asked for (a pattern that does not parse has
+    /// none, and fails when it compiles).
+    pub(super) fn pivot(&self) -> Option<&Pivot> {
+        self.pivot
+            .get_or_init(|| {
+                engine::parse(&self.pattern, self.unicode)
+                    .ok()
+                    .and_then(|hir| Pivot::of(&hir))
+            })
+            .as_ref()
+    }
 }
 
 /// A rule's compiled regex and where its value sits in a match.
@@ -315,6 +333,7 @@ fn compile(spec: RuleSpec) -> Result<Rule, RuleError> {
         pattern: spec.regex,
         unicode: spec.unicode,
         compiled: OnceLock::new(),
+        pivot: OnceLock::new(),
         work: Arc::default(),
         validator,
         allowlist: spec

@@ -1,8 +1,11 @@
 //! Rules without keywords or digit trigger run over the whole field. Most of them (MAC
-//! addresses, bot tokens, IPv6 addresses, vendor key formats) match in few fields, so one
-//! regex-set pass over the field first tells which of them match at all, and only those run:
-//! one pass instead of one per rule. The set answers exactly what each rule's own regex would
-//! over the same bytes, so findings do not change.
+//! addresses, bot tokens, IPv6 addresses, vendor key formats) match in few fields. Those whose
+//! regex has a pivot (see `pivot`: IPv6 and MAC addresses, Discord bot tokens) are searched by
+//! it, which skips from one pivot byte to the next; one regex-set pass over the field tells
+//! which of the others (vendor formats behind a literal prefix, which the set's prefilter skips
+//! to) match at all, and only those run. The set answers exactly what each rule's own regex
+//! would over the same bytes, and a pivot search finds what the regex finds, so findings do not
+//! change.
 //!
 //! Opt-in rules (plain URLs, dates) are broad and match almost every field; a set would only
 //! add a pass for them, so they run directly, as do rules that opt into Unicode (the set is
@@ -27,8 +30,18 @@ pub(super) struct WholeField {
     /// Opt-in rules with the same regex as a gated rule, and that rule's set pattern index.
     aliases: Vec<(usize, usize)>,
     direct: Vec<usize>,
-    /// `None` once the set failed to build: then every gated rule runs.
-    set: Arc<OnceLock<Option<RegexSet>>>,
+    /// How the gated rules are checked, decided when a field first needs it.
+    plan: Arc<OnceLock<Plan>>,
+}
+
+/// Which gated rules the set checks (the others are searched by their pivots), and the set.
+#[derive(Debug)]
+struct Plan {
+    /// Indexes into `gated` of the rules behind the set, in set pattern order.
+    behind_set: Vec<usize>,
+    /// `None` when fewer than two rules are behind it (a set of one only repeats the rule's
+    /// own pass) or when it cannot be built: then each runs.
+    set: Option<RegexSet>,
 }
 
 impl WholeField {
@@ -71,29 +84,43 @@ impl WholeField {
             .filter_map(|&ri| same_regex(ri).map(|at| (ri, at)))
             .collect();
         direct.retain(|ri| !aliases.iter().any(|(a, _)| a == ri));
-        let set = match previous {
-            Some(p) if p.gated == gated => Arc::clone(&p.set),
+        let plan = match previous {
+            Some(p) if p.gated == gated => Arc::clone(&p.plan),
             _ => Arc::new(OnceLock::new()),
         };
         WholeField {
             gated,
             aliases,
             direct,
-            set,
+            plan,
         }
     }
 
-    /// The set over the gated rules, compiled on first use (`None` without one, or when it
-    /// cannot be built).
+    /// The gated rules' plan, made on first use: the rules without a pivot behind one set.
+    fn plan(&self, rules: &[Rule]) -> &Plan {
+        self.plan.get_or_init(|| {
+            let behind_set: Vec<usize> = (0..self.gated.len())
+                .filter(|&i| rules[self.gated[i]].pivot().is_none())
+                .collect();
+            let set = (behind_set.len() >= 2)
+                .then(|| {
+                    let patterns = behind_set
+                        .iter()
+                        .map(|&i| rules[self.gated[i]].pattern.as_str());
+                    sets::build(patterns).ok()
+                })
+                .flatten();
+            Plan { behind_set, set }
+        })
+    }
+
+    /// The set over the gated rules without a pivot, compiled on first use (`None` without
+    /// one, or when it cannot be built).
     pub(super) fn set(&self, rules: &[Rule]) -> Option<&RegexSet> {
         if self.gated.is_empty() {
             return None;
         }
-        self.set
-            .get_or_init(|| {
-                sets::build(self.gated.iter().map(|&ri| rules[ri].pattern.as_str())).ok()
-            })
-            .as_ref()
+        self.plan(rules).set.as_ref()
     }
 
     /// The rules to run over `bytes`, as groups that share one search (a gated rule and its
@@ -102,9 +129,21 @@ impl WholeField {
     /// somewhere in `bytes`.
     pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<Vec<usize>> {
         let mut out: Vec<Vec<usize>> = self.direct.iter().map(|&ri| vec![ri]).collect();
-        let matching: Vec<usize> = match self.set(rules) {
-            Some(set) => sets::matching(set, bytes),
-            None => (0..self.gated.len()).collect(),
+        let matching: Vec<usize> = if self.gated.is_empty() {
+            Vec::new()
+        } else {
+            let plan = self.plan(rules);
+            match &plan.set {
+                Some(set) => {
+                    let in_set = sets::matching(set, bytes);
+                    let mut to_run: Vec<usize> = (0..self.gated.len())
+                        .filter(|i| !plan.behind_set.contains(i))
+                        .collect();
+                    to_run.extend(in_set.into_iter().map(|j| plan.behind_set[j]));
+                    to_run
+                }
+                None => (0..self.gated.len()).collect(),
+            }
         };
         for i in matching {
             let Some(&gate) = self.gated.get(i) else {
@@ -130,31 +169,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn set_selects_only_rules_that_match() {
+    fn set_selects_only_rules_that_match_and_pivoted_rules_always_run() {
         let scanner = super::super::Scanner::builtin().unwrap();
         let rules = scanner.rules();
         let find = |id: &str| rules.iter().position(|r| r.id == id).unwrap();
-        let (mac, ipv6, url) = (find("mac-address"), find("ipv6-address"), find("url"));
-        let enabled = vec![true; rules.len()];
-        let w = WholeField::new(rules, &enabled, &[mac, ipv6, url], None);
-        assert_eq!(w.gated.len(), 2);
-        assert_eq!(w.to_run(rules, b"plain text"), vec![vec![url]]);
-        // The IPv6 regex also matches the MAC address (its validator rejects it later).
-        assert_eq!(
-            w.to_run(rules, b"at 00:1A:2B:3C:4D:5E"),
-            vec![vec![ipv6], vec![mac], vec![url]]
+        let (twilio, crates, ipv6, url) = (
+            find("twilio-api-key"),
+            find("cratesio-api-key"),
+            find("ipv6-address"),
+            find("url"),
         );
-        // The opt-in reserved-address rule shares the IPv6 regex, so it shares its gate and
-        // its search.
+        let enabled = vec![true; rules.len()];
+        let w = WholeField::new(rules, &enabled, &[twilio, crates, ipv6, url], None);
+        assert_eq!(w.gated.len(), 3);
+        // The IPv6 rule has a pivot: it is searched by it in every field, not asked of the set.
+        assert!(rules[ipv6].pivot().is_some() && rules[twilio].pivot().is_none());
+        assert_eq!(
+            w.to_run(rules, b"plain text"),
+            sorted(vec![vec![ipv6], vec![url]])
+        );
+        let key = format!("key SK{}", "0a".repeat(16));
+        assert_eq!(
+            w.to_run(rules, key.as_bytes()),
+            sorted(vec![vec![twilio], vec![ipv6], vec![url]])
+        );
+        // The opt-in reserved-address rule shares the IPv6 regex, so it shares its search.
         let reserved = find("ipv6-reserved-address");
-        let w = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url], None);
-        assert_eq!(w.to_run(rules, b"plain text"), vec![vec![url]]);
+        let w = WholeField::new(
+            rules,
+            &enabled,
+            &[twilio, crates, ipv6, reserved, url],
+            None,
+        );
         assert_eq!(
             w.to_run(rules, b"at ::1"),
-            vec![vec![ipv6, reserved], vec![url]]
+            sorted(vec![vec![ipv6, reserved], vec![url]])
         );
-        // A scanner gating the same rules shares the compiled set.
-        let again = WholeField::new(rules, &enabled, &[mac, ipv6, reserved, url], Some(&w));
-        assert!(Arc::ptr_eq(&w.set, &again.set));
+        // A scanner gating the same rules shares the plan and its compiled set.
+        let again = WholeField::new(
+            rules,
+            &enabled,
+            &[twilio, crates, ipv6, reserved, url],
+            Some(&w),
+        );
+        assert!(Arc::ptr_eq(&w.plan, &again.plan));
+    }
+
+    fn sorted(mut groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+        groups.sort_unstable();
+        groups
     }
 }

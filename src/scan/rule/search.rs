@@ -7,6 +7,7 @@ use std::ops::Range;
 use regex_automata::util::captures::Captures;
 use regex_automata::{meta, Span};
 
+use super::super::pivot::{self, Pivot};
 use super::super::validate::{self, Outcome};
 use super::super::{filter, RawMatch};
 use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, RuleRegex, ValueShape};
@@ -86,7 +87,19 @@ impl Rule {
         window: Range<usize>,
         out: &mut Vec<RawMatch>,
     ) {
-        let found = self.search(text, window.clone(), &mut |span, key| {
+        self.find_in_by(index, text, window, None, out);
+    }
+
+    /// [`Rule::find_in`], searching by `pivot` (the rule's own, see `pivot`) when given.
+    pub(in crate::scan) fn find_in_by(
+        &self,
+        index: usize,
+        text: &str,
+        window: Range<usize>,
+        pivot: Option<&Pivot>,
+        out: &mut Vec<RawMatch>,
+    ) {
+        let found = self.search(text, window.clone(), pivot, &mut |span, key| {
             self.push_if_accepted(index, text, span, key, out);
         });
         if !found {
@@ -103,11 +116,12 @@ impl Rule {
     }
 
     /// Calls `found` with each value span (and key) this rule's regex finds inside `window` of
-    /// `text`; false when the regex does not compile.
+    /// `text` (searching by `pivot` when given); false when the regex does not compile.
     fn search(
         &self,
         text: &str,
         window: Range<usize>,
+        pivot: Option<&Pivot>,
         found: &mut dyn FnMut(Range<usize>, Option<&str>),
     ) -> bool {
         let Ok(compiled) = self.compiled() else {
@@ -119,10 +133,10 @@ impl Rule {
         let regex = &compiled.regex;
         let engine = regex.engine(hay.len(), self.work.is_bulk());
         if compiled.value_shape == ValueShape::Captures {
-            self.search_captures(regex, engine, text, hay, window.start, found);
+            self.search_captures(regex, engine, text, hay, window.start, pivot, found);
             return true;
         }
-        for m in engine.find_iter(hay) {
+        for m in pivot::find_iter(engine, hay, pivot) {
             let value = match compiled.value_shape.value(m.range()) {
                 Some(value) => value,
                 // Only a match at the window's start is ambiguous; its captures decide.
@@ -138,6 +152,7 @@ impl Rule {
 
     /// [`Rule::search`] for regexes whose value span needs capture extraction.
     /// `hay` is the window of `text` that starts at byte `offset`.
+    #[allow(clippy::too_many_arguments)]
     fn search_captures(
         &self,
         regex: &RuleRegex,
@@ -145,11 +160,12 @@ impl Rule {
         text: &str,
         hay: &[u8],
         offset: usize,
+        pivot: Option<&Pivot>,
         found: &mut dyn FnMut(Range<usize>, Option<&str>),
     ) {
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
-        for caps in engine.captures_iter(hay) {
+        for caps in pivot::captures_iter(engine, hay, pivot) {
             let floor = searched_from;
             searched_from = caps.get_group(0).map_or(searched_from, |m| m.end);
             let Some(m) = value_group(regex, &caps) else {
@@ -234,22 +250,23 @@ impl Rule {
 
 /// Appends the accepted matches inside `window` of `text` of every rule in `group` (indexes
 /// into `rules` whose searches are all [`Rule::same_search`] as the first's) to `out`: one
-/// search, then each rule's own checks.
+/// search (by `pivot`, the first rule's own, when given), then each rule's own checks.
 pub(in crate::scan) fn find_group(
     rules: &[Rule],
     group: &[usize],
     text: &str,
     window: Range<usize>,
+    pivot: Option<&Pivot>,
     out: &mut Vec<RawMatch>,
 ) {
     let Some(first) = group.first().and_then(|&ri| rules.get(ri)) else {
         return;
     };
     if let [index] = group {
-        first.find_in(*index, text, window, out);
+        first.find_in_by(*index, text, window, pivot, out);
         return;
     }
-    let found = first.search(text, window.clone(), &mut |span, key| {
+    let found = first.search(text, window.clone(), pivot, &mut |span, key| {
         for &ri in group {
             rules[ri].push_if_accepted(ri, text, span.clone(), key, out);
         }
