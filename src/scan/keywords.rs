@@ -9,6 +9,7 @@
 //! the pack is in a bulk scan (see `work`: it has scanned enough text, or enough fields, to
 //! repay it). Which one runs never changes a hit.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -18,7 +19,7 @@ use super::rule::{Rule, RuleError};
 use super::work::Work;
 use super::{LINE_SLACK, WINDOW_BEFORE};
 /// Fields up to this size are lowered in a buffer on the stack.
-const SMALL_FIELD: usize = 512;
+pub(super) const SMALL_FIELD: usize = 512;
 
 /// The keyword automata over every rule's keywords (enabled or not), shared by the scanners
 /// narrowed from one rule pack.
@@ -86,36 +87,22 @@ impl Keywords {
             .as_ref()
     }
 
-    /// Every `(rule, keyword start)` in `bytes` for the rules `selects` lists per keyword,
-    /// sorted and without repeats.
-    pub fn hits(&self, bytes: &[u8], selects: &[Vec<usize>]) -> Vec<(usize, usize)> {
+    /// Every `(rule, keyword start)` in `lower` (a field in ASCII lower case, see [`lowered`])
+    /// for the rules `selects` lists per keyword, sorted and without repeats.
+    pub fn hits(&self, lower: &[u8], selects: &[Vec<usize>]) -> Vec<(usize, usize)> {
         let mut hits: Vec<(usize, usize)> = Vec::new();
         let Some(nfa) = &self.nfa else {
             return hits;
         };
-        if bytes.is_empty() {
+        if lower.is_empty() {
             return hits;
         }
         let ac = match self.dfa.get() {
             Some(Some(dfa)) => dfa,
             // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's ids
             // and digests) also make a bulk scan.
-            _ if self.work.add_field(bytes.len()) => self.dfa().unwrap_or(nfa),
+            _ if self.work.add_field(lower.len()) => self.dfa().unwrap_or(nfa),
             _ => nfa,
-        };
-        // Short fields are lowered on the stack.
-        let mut small = [0u8; SMALL_FIELD];
-        let owned;
-        let lower: &[u8] = match small.get_mut(..bytes.len()) {
-            Some(buffer) => {
-                buffer.copy_from_slice(bytes);
-                buffer.make_ascii_lowercase();
-                buffer
-            }
-            None => {
-                owned = bytes.to_ascii_lowercase();
-                &owned
-            }
         };
         // Every occurrence of every keyword, overlaps included: a keyword that starts inside
         // another one's hit (`key "` in `apikey "`) still selects its rules.
@@ -127,6 +114,18 @@ impl Keywords {
         hits.sort_unstable();
         hits.dedup();
         hits
+    }
+}
+
+/// `bytes` in ASCII lower case, in `buffer` when it fits (most fields the gate scans are short).
+pub(super) fn lowered<'a>(bytes: &[u8], buffer: &'a mut [u8; SMALL_FIELD]) -> Cow<'a, [u8]> {
+    match buffer.get_mut(..bytes.len()) {
+        Some(small) => {
+            small.copy_from_slice(bytes);
+            small.make_ascii_lowercase();
+            Cow::Borrowed(small)
+        }
+        None => Cow::Owned(bytes.to_ascii_lowercase()),
     }
 }
 
@@ -253,13 +252,16 @@ mod tests {
         let work = Arc::new(Work::default());
         let k = Keywords::new(scanner.rules(), Arc::clone(&work)).unwrap();
         let text = b"The API_KEY=x and apikey \"y\"; Password: z; ghp_ token PASS_WORD";
-        let nfa = k.hits(text, &k.rules_of);
+        let hits = |text: &[u8]| k.hits(&lowered(text, &mut [0; SMALL_FIELD]), &k.rules_of);
+        let nfa = hits(text);
         k.build_dfa();
         work.set_bulk();
-        let dfa = k.hits(text, &k.rules_of);
+        let dfa = hits(text);
         assert!(!nfa.is_empty());
         assert_eq!(nfa, dfa);
-        let upper = k.hits(&text.to_ascii_uppercase(), &k.rules_of);
+        let upper = hits(&text.to_ascii_uppercase());
         assert_eq!(nfa, upper);
+        let long = text.repeat(20);
+        assert_eq!(hits(&long), hits(&long.to_ascii_uppercase()));
     }
 }

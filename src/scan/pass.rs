@@ -92,14 +92,22 @@ impl Scanner {
     fn scan_keyword_rules(&self, text: &str) -> Vec<RawMatch> {
         let bytes = text.as_bytes();
         let mut out = Vec::new();
+        // The keywords are found in the lower-cased field, where the rules that ignore case
+        // are searched too.
+        let mut buffer = [0; keywords::SMALL_FIELD];
+        let lower = keywords::lowered(bytes, &mut buffer);
         // (rule, keyword position) pairs, so a field without keyword hits allocates little.
-        let hits = self.keywords.hits(bytes, &self.keyword_rules);
+        let hits = self.keywords.hits(&lower, &self.keyword_rules);
+        let by = rule::By {
+            pivot: None,
+            lower: Some(&lower),
+        };
         for group in hits.chunk_by(|a, b| a.0 == b.0) {
             let ri = group[0].0;
             let rule = &self.rules[ri];
             let positions = group.iter().map(|&(_, p)| p);
             for window in keywords::windows(bytes, positions, rule.window_before, rule.window) {
-                rule.find_in(ri, text, window, &mut out);
+                rule.find_in_by(ri, text, window, by, &mut out);
             }
             if let Ok(rule::Compiled {
                 glued: Some(glued), ..
@@ -143,8 +151,11 @@ impl Scanner {
             }
         }
         for group in self.whole.to_run(&self.rules, bytes) {
-            let pivot = self.rules[group[0]].pivot();
-            rule::find_group(&self.rules, &group, text, 0..bytes.len(), pivot, &mut out);
+            let by = rule::By {
+                pivot: self.rules[group[0]].pivot(),
+                lower: None,
+            };
+            rule::find_group(&self.rules, &group, text, 0..bytes.len(), by, &mut out);
         }
         self.keep_in_context(text, &mut out);
         out
@@ -212,7 +223,14 @@ impl Scanner {
                 for &g in groups {
                     let pos = windows_of(&mut by_min, d.mins[g]);
                     for window in digits::inside(&by_min[pos].1, outer) {
-                        rule::find_group(&self.rules, &d.groups[g], text, window, None, out);
+                        rule::find_group(
+                            &self.rules,
+                            &d.groups[g],
+                            text,
+                            window,
+                            rule::By::default(),
+                            out,
+                        );
                     }
                 }
             }
@@ -298,7 +316,14 @@ mod tests {
             for group in &d.groups {
                 let min = scanner.rules[group[0]].min_digits.unwrap();
                 for window in digits::windows(&clusters, min, bytes.len()) {
-                    rule::find_group(&scanner.rules, group, text, window, None, &mut each);
+                    rule::find_group(
+                        &scanner.rules,
+                        group,
+                        text,
+                        window,
+                        rule::By::default(),
+                        &mut each,
+                    );
                 }
             }
             assert_eq!(by_span(tiered), by_span(each), "from byte {cut}");

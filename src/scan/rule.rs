@@ -19,6 +19,7 @@ use super::shape::{self, ValueShape};
 use super::validate::Validator;
 use super::work::Work;
 
+mod case;
 mod engine;
 mod search;
 
@@ -26,7 +27,7 @@ mod search;
 pub(super) use engine::parse;
 pub(super) use engine::RuleRegex;
 
-pub(super) use search::{find_group, MatchCtx};
+pub(super) use search::{find_group, By, MatchCtx};
 
 /// Compiled-size limit for one rule's regex.
 pub(super) const REGEX_SIZE_LIMIT: usize = 8 << 20;
@@ -218,7 +219,10 @@ pub(super) fn build_regex(
     category: Category,
     bulk: bool,
 ) -> Result<Compiled, String> {
-    let (regex, hir) = RuleRegex::parsed(pattern, unicode, REGEX_SIZE_LIMIT, bulk)?;
+    // A keyword rule runs in its keyword windows, where the prefilter's lower-cased text is at
+    // hand: one that ignores case runs there (see `case`).
+    let may_lower = !keywords.is_empty();
+    let (regex, hir) = RuleRegex::parsed(pattern, unicode, REGEX_SIZE_LIMIT, bulk, may_lower)?;
     let groups = regex.captures_len().saturating_sub(1);
     let first_name = regex.capture_names().nth(1).flatten();
     let value_shape = shape::value_shape_of(&hir, groups, first_name);

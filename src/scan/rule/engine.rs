@@ -10,6 +10,7 @@
 use regex_automata::util::syntax;
 use regex_automata::{meta, MatchKind, PatternID};
 
+use super::case;
 use crate::engine::lazy_regex::Warming;
 #[cfg(test)]
 use crate::engine::lazy_regex::WARM_BYTES;
@@ -20,6 +21,8 @@ pub(in crate::scan) struct RuleRegex {
     pattern: String,
     unicode: bool,
     size_limit: usize,
+    /// Built without the ASCII upper-case letters, for lower-cased text (see `case`).
+    lowered: bool,
     warm: Warming,
 }
 
@@ -27,50 +30,58 @@ impl RuleRegex {
     /// Compiles `pattern` on the NFA engines; the error is the `regex` crate's.
     #[cfg(test)]
     pub fn new(pattern: &str, unicode: bool, size_limit: usize) -> Result<RuleRegex, String> {
-        RuleRegex::parsed(pattern, unicode, size_limit, false).map(|(regex, _)| regex)
+        RuleRegex::parsed(pattern, unicode, size_limit, false, false).map(|(regex, _)| regex)
     }
 
     /// Compiles `pattern` on the NFA engines, or in a bulk scan (`bulk`) on the fast ones from
     /// the same parse (the NFA engines are then never needed: they answer only until the fast
     /// ones are built, or should those not build), and gives the syntax tree it was built from
     /// (for what else a rule reads of its pattern, without parsing it again); the error is the
-    /// `regex` crate's.
+    /// `regex` crate's. With `may_lower`, a pattern that [`case::ignores_case`] is built without
+    /// the ASCII upper-case letters, to search lower-cased text ([`RuleRegex::lowered`]).
     pub fn parsed(
         pattern: &str,
         unicode: bool,
         size_limit: usize,
         bulk: bool,
+        may_lower: bool,
     ) -> Result<(RuleRegex, regex_syntax::hir::Hir), String> {
         let explained = |e: String| explain(pattern, unicode, size_limit, e);
         let hir = parse(pattern, unicode).map_err(explained)?;
+        let lowered = may_lower && case::ignores_case(&hir);
+        let built = if lowered {
+            case::without_upper_case(&hir)
+        } else {
+            hir.clone()
+        };
         let fast = bulk
             .then(|| {
                 meta::Builder::new()
                     .configure(config(size_limit, true))
-                    .build_from_hir(&hir)
+                    .build_from_hir(&built)
                     .ok()
             })
             .flatten();
-        if let Some(fast) = fast {
-            let regex = RuleRegex {
-                pattern: pattern.to_owned(),
-                unicode,
-                size_limit,
-                warm: Warming::warm(fast),
-            };
-            return Ok((regex, hir));
-        }
-        let cheap = meta::Builder::new()
-            .configure(config(size_limit, false))
-            .build_from_hir(&hir)
-            .map_err(|e| explained(e.to_string()))?;
-        let regex = RuleRegex {
+        let regex = |warm| RuleRegex {
             pattern: pattern.to_owned(),
             unicode,
             size_limit,
-            warm: Warming::new(cheap),
+            lowered,
+            warm,
         };
-        Ok((regex, hir))
+        if let Some(fast) = fast {
+            return Ok((regex(Warming::warm(fast)), hir));
+        }
+        let cheap = meta::Builder::new()
+            .configure(config(size_limit, false))
+            .build_from_hir(&built)
+            .map_err(|e| explained(e.to_string()))?;
+        Ok((regex(Warming::new(cheap)), hir))
+    }
+
+    /// Whether the regex searches lower-cased text.
+    pub fn lowered(&self) -> bool {
+        self.lowered
     }
 
     /// Whether the fast engines were built (or tried).
@@ -87,7 +98,14 @@ impl RuleRegex {
     }
 
     fn build_fast(&self) -> Result<meta::Regex, String> {
-        build(&self.pattern, self.unicode, self.size_limit, true)
+        if !self.lowered {
+            return build(&self.pattern, self.unicode, self.size_limit, true);
+        }
+        let hir = parse(&self.pattern, self.unicode)?;
+        meta::Builder::new()
+            .configure(config(self.size_limit, true))
+            .build_from_hir(&case::without_upper_case(&hir))
+            .map_err(|e| e.to_string())
     }
 
     fn fast(&self) -> Result<&meta::Regex, &String> {
@@ -194,8 +212,8 @@ mod tests {
                 .unwrap();
             let want: Vec<_> = expected.find_iter(hay).map(|m| m.range()).collect();
             let rule = RuleRegex::new(p, false, 1 << 20).unwrap();
-            let (parsed, _) = RuleRegex::parsed(p, false, 1 << 20, false).unwrap();
-            let (bulk, _) = RuleRegex::parsed(p, false, 1 << 20, true).unwrap();
+            let (parsed, _) = RuleRegex::parsed(p, false, 1 << 20, false, false).unwrap();
+            let (bulk, _) = RuleRegex::parsed(p, false, 1 << 20, true, false).unwrap();
             assert!(bulk.warm.is_warm());
             for engine in [
                 rule.warm.cheap(),

@@ -12,6 +12,14 @@ use super::super::validate::{self, Outcome};
 use super::super::{filter, RawMatch};
 use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, RuleRegex, ValueShape};
 
+/// How a rule searches a window: by its pivot (see `pivot`), and in the field's ASCII
+/// lower-cased copy (a regex built for lower-cased text lowers the window itself without it).
+#[derive(Debug, Default, Clone, Copy)]
+pub(in crate::scan) struct By<'a> {
+    pub pivot: Option<&'a Pivot>,
+    pub lower: Option<&'a [u8]>,
+}
+
 /// What a validator sees of one match: the value, the named `key` group, and the text around.
 pub(in crate::scan) struct MatchCtx<'a> {
     pub secret: &'a str,
@@ -87,19 +95,19 @@ impl Rule {
         window: Range<usize>,
         out: &mut Vec<RawMatch>,
     ) {
-        self.find_in_by(index, text, window, None, out);
+        self.find_in_by(index, text, window, By::default(), out);
     }
 
-    /// [`Rule::find_in`], searching by `pivot` (the rule's own, see `pivot`) when given.
+    /// [`Rule::find_in`], searching as `by` says.
     pub(in crate::scan) fn find_in_by(
         &self,
         index: usize,
         text: &str,
         window: Range<usize>,
-        pivot: Option<&Pivot>,
+        by: By<'_>,
         out: &mut Vec<RawMatch>,
     ) {
-        let found = self.search(text, window.clone(), pivot, &mut |span, key| {
+        let found = self.search(text, window.clone(), by, &mut |span, key| {
             self.push_if_accepted(index, text, span, key, out);
         });
         if !found {
@@ -116,21 +124,34 @@ impl Rule {
     }
 
     /// Calls `found` with each value span (and key) this rule's regex finds inside `window` of
-    /// `text` (searching by `pivot` when given); false when the regex does not compile.
+    /// `text`, searching as `by` says; false when the regex does not compile.
     fn search(
         &self,
         text: &str,
         window: Range<usize>,
-        pivot: Option<&Pivot>,
+        by: By<'_>,
         found: &mut dyn FnMut(Range<usize>, Option<&str>),
     ) -> bool {
         let Ok(compiled) = self.compiled() else {
             return false;
         };
-        let Some(hay) = text.as_bytes().get(window.clone()) else {
+        let regex = &compiled.regex;
+        let lowered_here;
+        let hay = match (regex.lowered(), by.lower) {
+            (false, _) => text.as_bytes().get(window.clone()),
+            (true, Some(lower)) => lower.get(window.clone()),
+            (true, None) => {
+                lowered_here = text
+                    .as_bytes()
+                    .get(window.clone())
+                    .map(<[u8]>::to_ascii_lowercase);
+                lowered_here.as_deref()
+            }
+        };
+        let Some(hay) = hay else {
             return true;
         };
-        let regex = &compiled.regex;
+        let pivot = by.pivot;
         let engine = regex.engine(hay.len(), self.work.is_bulk());
         if compiled.value_shape == ValueShape::Captures {
             self.search_captures(regex, engine, text, hay, window.start, pivot, found);
@@ -250,23 +271,23 @@ impl Rule {
 
 /// Appends the accepted matches inside `window` of `text` of every rule in `group` (indexes
 /// into `rules` whose searches are all [`Rule::same_search`] as the first's) to `out`: one
-/// search (by `pivot`, the first rule's own, when given), then each rule's own checks.
+/// search (as `by` says, for the first rule), then each rule's own checks.
 pub(in crate::scan) fn find_group(
     rules: &[Rule],
     group: &[usize],
     text: &str,
     window: Range<usize>,
-    pivot: Option<&Pivot>,
+    by: By<'_>,
     out: &mut Vec<RawMatch>,
 ) {
     let Some(first) = group.first().and_then(|&ri| rules.get(ri)) else {
         return;
     };
     if let [index] = group {
-        first.find_in_by(*index, text, window, pivot, out);
+        first.find_in_by(*index, text, window, by, out);
         return;
     }
-    let found = first.search(text, window.clone(), pivot, &mut |span, key| {
+    let found = first.search(text, window.clone(), by, &mut |span, key| {
         for &ri in group {
             rules[ri].push_if_accepted(ri, text, span.clone(), key, out);
         }
