@@ -7,13 +7,16 @@
 //! Two automata answer the same: a contiguous NFA, built in a fraction of a millisecond when the
 //! scanner is, and a DFA, three to four times faster per byte but costlier to build, built once
 //! the pack is in a bulk scan (see `work`: it has scanned enough text, or enough fields, to
-//! repay it). Which one runs never changes a hit.
+//! repay it). Which one runs never changes a hit. Either is walked over a long field in several
+//! streams at once (see `streams`).
+
+mod streams;
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::{dfa, nfa::contiguous, MatchKind};
 
 use super::rule::{Rule, RuleError};
 use super::work::Work;
@@ -28,8 +31,8 @@ pub(super) struct Keywords {
     /// Lower-case keywords in pattern order, and the rules each one selects.
     patterns: Vec<String>,
     pub rules_of: Vec<Vec<usize>>,
-    nfa: Option<AhoCorasick>,
-    dfa: OnceLock<Option<AhoCorasick>>,
+    nfa: Option<contiguous::NFA>,
+    dfa: OnceLock<Option<dfa::DFA>>,
     /// The pack's work, which the fields scanned here add to: the DFA is built once it is a
     /// bulk scan.
     work: Arc<Work>,
@@ -60,11 +63,13 @@ impl Keywords {
             None
         } else {
             Some(
-                automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| {
-                    RuleError::Keywords {
+                contiguous::Builder::new()
+                    .match_kind(MatchKind::Standard)
+                    .prefilter(false)
+                    .build(&patterns)
+                    .map_err(|e| RuleError::Keywords {
                         reason: e.to_string(),
-                    }
-                })?,
+                    })?,
             )
         };
         Ok(Keywords {
@@ -81,9 +86,15 @@ impl Keywords {
         self.dfa();
     }
 
-    fn dfa(&self) -> Option<&AhoCorasick> {
+    fn dfa(&self) -> Option<&dfa::DFA> {
         self.dfa
-            .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA).ok())
+            .get_or_init(|| {
+                dfa::Builder::new()
+                    .match_kind(MatchKind::Standard)
+                    .prefilter(false)
+                    .build(&self.patterns)
+                    .ok()
+            })
             .as_ref()
     }
 
@@ -97,19 +108,22 @@ impl Keywords {
         if lower.is_empty() {
             return hits;
         }
-        let ac = match self.dfa.get() {
-            Some(Some(dfa)) => dfa,
-            // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's ids
-            // and digests) also make a bulk scan.
-            _ if self.work.add_field(lower.len()) => self.dfa().unwrap_or(nfa),
-            _ => nfa,
-        };
         // Every occurrence of every keyword, overlaps included: a keyword that starts inside
         // another one's hit (`key "` in `apikey "`) still selects its rules.
-        for m in ac.find_overlapping_iter(lower) {
-            if let Some(rules) = selects.get(m.pattern().as_usize()) {
-                hits.extend(rules.iter().map(|&ri| (ri, m.start())));
+        let mut found = |pattern: aho_corasick::PatternID, start: usize| {
+            if let Some(rules) = selects.get(pattern.as_usize()) {
+                hits.extend(rules.iter().map(|&ri| (ri, start)));
             }
+        };
+        match self.dfa.get() {
+            Some(Some(dfa)) => streams::overlapping(dfa, lower, &mut found),
+            // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's ids
+            // and digests) also make a bulk scan.
+            _ if self.work.add_field(lower.len()) => match self.dfa() {
+                Some(dfa) => streams::overlapping(dfa, lower, &mut found),
+                None => streams::overlapping(nfa, lower, &mut found),
+            },
+            _ => streams::overlapping(nfa, lower, &mut found),
         }
         hits.sort_unstable();
         hits.dedup();
@@ -127,17 +141,6 @@ pub(super) fn lowered<'a>(bytes: &[u8], buffer: &'a mut [u8; SMALL_FIELD]) -> Co
         }
         None => Cow::Owned(bytes.to_ascii_lowercase()),
     }
-}
-
-fn automaton(
-    patterns: &[String],
-    kind: AhoCorasickKind,
-) -> Result<AhoCorasick, aho_corasick::BuildError> {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::Standard)
-        .kind(Some(kind))
-        .prefilter(false)
-        .build(patterns)
 }
 
 /// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
