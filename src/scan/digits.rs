@@ -6,10 +6,8 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use regex::bytes::RegexSet;
-
 use super::rule::{Rule, RuleError};
-use super::sets;
+use super::sets::WindowSet;
 
 /// The lowest threshold of each tier after the first (see [`DigitRules`]). A regex set's
 /// lazy DFA tracks all of its patterns at once, so the states it builds multiply with what they
@@ -47,19 +45,20 @@ pub(super) struct Tier {
     pub groups: Vec<usize>,
     /// The lowest threshold among them: its windows contain every other group's windows.
     pub floor: usize,
-    set: Arc<OnceLock<Result<RegexSet, String>>>,
+    set: Arc<OnceLock<Result<WindowSet, String>>>,
 }
 
 impl Tier {
     /// The set over the tier's group regexes, compiled on first use.
-    pub fn set(&self, d: &DigitRules, rules: &[Rule]) -> Result<&RegexSet, RuleError> {
+    pub fn set(&self, d: &DigitRules, rules: &[Rule]) -> Result<&WindowSet, RuleError> {
         self.set
             .get_or_init(|| {
                 let patterns = self
                     .groups
                     .iter()
-                    .map(|&g| rules[d.groups[g][0]].pattern.as_str());
-                sets::build(patterns)
+                    .map(|&g| rules[d.groups[g][0]].pattern.clone())
+                    .collect();
+                WindowSet::new(patterns)
             })
             .as_ref()
             .map_err(|reason| RuleError::Regex {
@@ -68,20 +67,30 @@ impl Tier {
             })
     }
 
-    /// The groups (indexes into [`DigitRules::groups`]) whose regex matches somewhere in
-    /// `hay`, in set order: the set's answer, or each group's own regex when the set cannot be
-    /// built (the same answer, slower).
-    pub fn matching(&self, d: &DigitRules, rules: &[Rule], hay: &[u8]) -> Vec<usize> {
+    /// For each of `windows`, the groups (indexes into [`DigitRules::groups`]) whose regex
+    /// matches somewhere in it, in set order: the set's answer, or each group's own regex when
+    /// the set cannot be built (the same answer, slower).
+    pub fn matching_all(
+        &self,
+        d: &DigitRules,
+        rules: &[Rule],
+        windows: &[&[u8]],
+    ) -> Vec<Vec<usize>> {
         match self.set(d, rules) {
-            Ok(set) => sets::matching(set, hay)
+            Ok(set) => set
+                .matching_all(windows)
                 .into_iter()
-                .map(|i| self.groups[i])
+                .map(|found| found.into_iter().map(|i| self.groups[i]).collect())
                 .collect(),
-            Err(_) => self
-                .groups
+            Err(_) => windows
                 .iter()
-                .copied()
-                .filter(|&g| rules[d.groups[g][0]].is_match(hay))
+                .map(|hay| {
+                    self.groups
+                        .iter()
+                        .copied()
+                        .filter(|&g| rules[d.groups[g][0]].is_match(hay))
+                        .collect()
+                })
                 .collect(),
         }
     }

@@ -188,9 +188,8 @@ impl Scanner {
 
 impl Scanner {
     /// Runs the digit-triggered rules, tier by tier: one set pass over each of the tier's
-    /// lowest threshold's windows, then each group the set reports in its own threshold's
-    /// windows inside. The set answers for every window first, so its automaton stays in cache
-    /// while it runs.
+    /// lowest threshold's windows (all of them at once, see `sets`), then each group the set
+    /// reports in its own threshold's windows inside.
     fn scan_digit_rules(
         &self,
         d: &digits::DigitRules,
@@ -214,12 +213,10 @@ impl Scanner {
         };
         for tier in &d.tiers {
             let outer_at = windows_of(&mut by_min, tier.floor);
-            let answers: Vec<(Range<usize>, Vec<usize>)> = by_min[outer_at]
-                .1
-                .iter()
-                .map(|w| (w.clone(), tier.matching(d, &self.rules, &bytes[w.clone()])))
-                .collect();
-            for (outer, groups) in &answers {
+            let outers = by_min[outer_at].1.clone();
+            let hays: Vec<&[u8]> = outers.iter().map(|w| &bytes[w.clone()]).collect();
+            let answers = tier.matching_all(d, &self.rules, &hays);
+            for (outer, groups) in outers.iter().zip(&answers) {
                 for &g in groups {
                     let pos = windows_of(&mut by_min, d.mins[g]);
                     for window in digits::inside(&by_min[pos].1, outer) {
