@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use super::joined::Joined;
+use super::pivot::{self, Pivot};
 use super::{decode, digits, keywords, rule, Confidence, RawMatch, Scanner};
 
 /// The parts of a field's scan. [`Scanner::scan_text`] runs one after the other; a bulk scan
@@ -99,8 +100,8 @@ impl Scanner {
         // (rule, keyword position) pairs, so a field without keyword hits allocates little.
         let hits = self.keywords.hits(&lower, &self.keyword_rules);
         let by = rule::By {
-            pivot: None,
             lower: Some(&lower),
+            ..rule::By::default()
         };
         for group in hits.chunk_by(|a, b| a.0 == b.0) {
             let ri = group[0].0;
@@ -150,12 +151,29 @@ impl Scanner {
                 }
             }
         }
-        for group in self.whole.to_run(&self.rules, bytes) {
+        let groups = self.whole.to_run(&self.rules, bytes);
+        let pivots: Vec<Option<&Pivot>> = groups.iter().map(|g| self.rules[g[0]].pivot()).collect();
+        // A long field's pivot bytes as bits, once for every rule searched by them.
+        let masks = (bytes.len() >= pivot::MASKS_FROM_BYTES)
+            .then(|| {
+                let mut pivot_bytes: Vec<u8> = pivots
+                    .iter()
+                    .flatten()
+                    .flat_map(|p| p.bytes())
+                    .copied()
+                    .collect();
+                pivot_bytes.sort_unstable();
+                pivot_bytes.dedup();
+                (!pivot_bytes.is_empty()).then(|| pivot::Masks::of(bytes, &pivot_bytes))
+            })
+            .flatten();
+        for (group, pivot) in groups.iter().zip(pivots) {
             let by = rule::By {
-                pivot: self.rules[group[0]].pivot(),
+                pivot,
+                masks: masks.as_ref(),
                 lower: None,
             };
-            rule::find_group(&self.rules, &group, text, 0..bytes.len(), by, &mut out);
+            rule::find_group(&self.rules, group, text, 0..bytes.len(), by, &mut out);
         }
         self.keep_in_context(text, &mut out);
         out

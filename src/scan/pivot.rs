@@ -18,6 +18,7 @@
 //! whose matches start with a few literals has no pivot, as its own prefilter skips to them.
 
 mod layout;
+mod masks;
 
 use regex_automata::util::captures::Captures;
 use regex_automata::{meta, Anchored, Input, Match};
@@ -25,6 +26,8 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use layout::{Layout, Starts};
+use masks::PivotWords;
+pub(super) use masks::{Masks, FROM_BYTES as MASKS_FROM_BYTES};
 
 /// Every match of `regex` in `hay`, as `regex.find_iter(hay)` gives them: by `pivot` when
 /// there is one.
@@ -32,9 +35,10 @@ pub(super) fn find_iter<'a>(
     regex: &'a meta::Regex,
     hay: &'a [u8],
     pivot: Option<&'a Pivot>,
+    masks: Option<&'a Masks>,
 ) -> impl Iterator<Item = Match> + 'a {
     let mut plain = pivot.is_none().then(|| regex.find_iter(hay));
-    let mut search = pivot.map(|pivot| Search::new(pivot, regex, hay));
+    let mut search = pivot.map(|pivot| Search::new(pivot, masks, regex, hay));
     std::iter::from_fn(move || match (&mut plain, &mut search) {
         (Some(matches), _) => matches.next(),
         (None, Some(search)) => search.next(),
@@ -48,9 +52,10 @@ pub(super) fn captures_iter<'a>(
     regex: &'a meta::Regex,
     hay: &'a [u8],
     pivot: Option<&'a Pivot>,
+    masks: Option<&'a Masks>,
 ) -> impl Iterator<Item = Captures> + 'a {
     let mut plain = pivot.is_none().then(|| regex.captures_iter(hay));
-    let mut search = pivot.map(|pivot| Search::new(pivot, regex, hay));
+    let mut search = pivot.map(|pivot| Search::new(pivot, masks, regex, hay));
     std::iter::from_fn(move || match (&mut plain, &mut search) {
         (Some(all), _) => all.next(),
         (None, Some(search)) => {
@@ -70,6 +75,8 @@ pub(super) fn captures_iter<'a>(
 /// regex never matches the empty string, so each search goes on where the last match ended.
 struct Search<'a> {
     pivot: &'a Pivot,
+    /// The pivot's bytes as bits, when the haystack's were made.
+    words: Option<PivotWords<'a>>,
     regex: &'a meta::Regex,
     hay: &'a [u8],
     /// Where the next match may start.
@@ -81,9 +88,15 @@ struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
-    fn new(pivot: &'a Pivot, regex: &'a meta::Regex, hay: &'a [u8]) -> Search<'a> {
+    fn new(
+        pivot: &'a Pivot,
+        masks: Option<&'a Masks>,
+        regex: &'a meta::Regex,
+        hay: &'a [u8],
+    ) -> Search<'a> {
         Search {
             pivot,
+            words: masks.and_then(|m| m.of_pivot(pivot)),
             regex,
             hay,
             at: 0,
@@ -96,10 +109,14 @@ impl<'a> Search<'a> {
         if let Some(plain) = &mut self.plain {
             return plain.next();
         }
-        match self
-            .pivot
-            .find_at(self.regex, self.hay, self.at, &mut self.budget)
-        {
+        let found = self.pivot.find_at(
+            self.regex,
+            self.hay,
+            self.words.as_ref(),
+            self.at,
+            &mut self.budget,
+        );
+        match found {
             Ok(found) => {
                 let m = found?;
                 self.at = m.end();
@@ -188,6 +205,7 @@ impl Pivot {
         &self,
         regex: &meta::Regex,
         hay: &[u8],
+        words: Option<&PivotWords<'_>>,
         at: usize,
         budget: &mut usize,
     ) -> Result<Option<Match>, usize> {
@@ -199,13 +217,21 @@ impl Pivot {
             // A match starting at or after `tried` has its first pivot byte at or after
             // `tried + fewest`; the next such byte says where the leftmost match can start.
             let from = tried.saturating_add(fewest);
-            let Some(p) = hay.get(from..).and_then(|rest| self.next_byte(rest)) else {
+            let next = match words {
+                // The bits pass over pivot bytes without a second where a match has one.
+                Some(words) => words.next(from),
+                None => hay
+                    .get(from..)
+                    .and_then(|rest| self.next_byte(rest))
+                    .map(|i| from + i),
+            };
+            let Some(p) = next else {
                 return Ok(None);
             };
-            let p = from + p;
             *budget = budget.checked_sub(per_byte).ok_or(tried)?;
             let untried = tried;
-            // No start at or before `p - fewest` can have its first pivot byte after `p`.
+            // No start at or before `p - fewest` can have its first pivot byte after `p` (nor,
+            // as before, the bytes the bits passed over).
             tried = p - fewest + 1;
             if !self.second_fits(hay, p) {
                 continue;
@@ -243,6 +269,11 @@ impl Pivot {
             .take(reach)
             .position(|&b| self.is_pivot[usize::from(b)]);
         next.is_some_and(|i| second >> (i + 1) & 1 == 1)
+    }
+
+    /// The pivot bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// Whether `head` can be how a match starts, byte for byte.
@@ -416,12 +447,18 @@ mod tests {
     fn same(pattern: &str, re: &meta::Regex, pivot: &Pivot, hay: &[u8]) -> Result<(), String> {
         let shown = || format!("{pattern} on {:?}", String::from_utf8_lossy(hay));
         let plain: Vec<Match> = re.find_iter(hay).collect();
-        let pivoted: Vec<Match> = find_iter(re, hay, Some(pivot)).collect();
+        let pivoted: Vec<Match> = find_iter(re, hay, Some(pivot), None).collect();
         if plain != pivoted {
             return Err(format!("{}: {plain:?} != {pivoted:?}", shown()));
         }
+        // The same by the pivot bytes' bits, made for them and a few more bytes.
+        let masks = Masks::of(hay, &[pivot.bytes(), b"%-.:"].concat());
+        let by_bits: Vec<Match> = find_iter(re, hay, Some(pivot), Some(&masks)).collect();
+        if plain != by_bits {
+            return Err(format!("{} by bits: {plain:?} != {by_bits:?}", shown()));
+        }
         let plain = spans(re.captures_iter(hay));
-        let pivoted = spans(captures_iter(re, hay, Some(pivot)));
+        let pivoted = spans(captures_iter(re, hay, Some(pivot), None));
         if plain != pivoted {
             return Err(format!("{}: captures {plain:?} != {pivoted:?}", shown()));
         }
@@ -506,13 +543,13 @@ mod tests {
         let re = regex(IPV6);
         let pivot = pivot_of(IPV6).unwrap();
         let hostile: Vec<u8> = ":a:".repeat(40_000).into_bytes();
-        let mut search = Search::new(&pivot, &re, &hostile);
+        let mut search = Search::new(&pivot, None, &re, &hostile);
         let found: Vec<Match> = std::iter::from_fn(|| search.next()).collect();
         assert!(search.plain.is_some(), "the budget was spent");
         assert_eq!(found, re.find_iter(&hostile[..]).collect::<Vec<_>>());
         // Prose with the odd colon never spends it.
         let prose = "Note: the host is fe80::1 at 12:30:45, see std::fs. ".repeat(2_000);
-        let mut search = Search::new(&pivot, &re, prose.as_bytes());
+        let mut search = Search::new(&pivot, None, &re, prose.as_bytes());
         let found: Vec<Match> = std::iter::from_fn(|| search.next()).collect();
         assert!(search.plain.is_none());
         assert_eq!(found, re.find_iter(prose.as_bytes()).collect::<Vec<_>>());

@@ -313,7 +313,7 @@ impl Starts {
         let set = |before: Before| {
             let mut set = [false; 256];
             let empty = add_first_bytes(hir, before, &[true; 256], &mut set);
-            (!empty).then_some(set)
+            empty.is_none().then_some(set)
         };
         Some(Starts {
             at_start: set(Before::Nothing)?,
@@ -369,66 +369,70 @@ fn after_look(look: Look, before: Before) -> Option<[bool; 256]> {
 }
 
 /// Adds to `set` the bytes of `allowed` a match of `hir` can start with, given what stands
-/// before it; true when a match can be empty (so what follows `hir` can start one too).
+/// before it. When a match of `hir` can be empty, gives the bytes what follows `hir` can then
+/// start with (`allowed`, narrowed by the assertions on that way through it).
 fn add_first_bytes(
     hir: &Hir,
     before: Before,
     allowed: &[bool; 256],
     set: &mut [bool; 256],
-) -> bool {
+) -> Option<[bool; 256]> {
     let mut add = |lo: usize, hi: usize| {
         for b in lo..=hi {
             set[b] |= allowed[b];
         }
     };
     match hir.kind() {
-        // An assertion alone can hold at an empty match.
-        HirKind::Empty | HirKind::Look(_) => true,
+        HirKind::Empty => Some(*allowed),
+        // An assertion that cannot hold here ends this way through the regex.
+        HirKind::Look(look) => {
+            let after = after_look(*look, before)?;
+            Some(std::array::from_fn(|b| allowed[b] && after[b]))
+        }
         HirKind::Literal(lit) => match lit.0.first() {
             Some(&b) => {
                 add(usize::from(b), usize::from(b));
-                false
+                None
             }
-            None => true,
+            None => Some(*allowed),
         },
         HirKind::Class(class) => {
             let (ascii, wide) = ranges(class);
-            let empty = ascii.is_empty() && !wide.chars && !wide.bytes_only;
             for (lo, hi) in ascii {
                 add(lo, hi);
             }
             if wide.chars || wide.bytes_only {
                 add(0x80, 0xff);
             }
-            empty
+            None
         }
         HirKind::Capture(c) => add_first_bytes(&c.sub, before, allowed, set),
-        HirKind::Repetition(r) => add_first_bytes(&r.sub, before, allowed, set) || r.min == 0,
-        HirKind::Alternation(alts) => {
-            let mut empty = false;
-            for a in alts {
-                empty |= add_first_bytes(a, before, allowed, set);
+        HirKind::Repetition(r) => {
+            let through = add_first_bytes(&r.sub, before, allowed, set);
+            if r.min > 0 {
+                return through;
             }
-            empty
+            // Zero repetitions leave what follows as it was.
+            Some(through.map_or(*allowed, |t| std::array::from_fn(|b| allowed[b] || t[b])))
+        }
+        HirKind::Alternation(alts) => {
+            let mut through: Option<[bool; 256]> = None;
+            for a in alts {
+                if let Some(t) = add_first_bytes(a, before, allowed, set) {
+                    let sum = through.get_or_insert([false; 256]);
+                    for (s, b) in sum.iter_mut().zip(t) {
+                        *s |= b;
+                    }
+                }
+            }
+            through
         }
         HirKind::Concat(parts) => {
             let mut allowed = *allowed;
             for part in parts {
-                if let HirKind::Look(look) = part.kind() {
-                    let Some(after) = after_look(*look, before) else {
-                        // The assertion cannot hold here: no match starts this way.
-                        return false;
-                    };
-                    for (a, b) in allowed.iter_mut().zip(after) {
-                        *a &= b;
-                    }
-                    continue;
-                }
-                if !add_first_bytes(part, before, &allowed, set) {
-                    return false;
-                }
+                allowed = add_first_bytes(part, before, &allowed, set)?;
             }
-            true
+            Some(allowed)
         }
     }
 }

@@ -7,7 +7,7 @@ use std::ops::Range;
 use regex_automata::util::captures::Captures;
 use regex_automata::{meta, Span};
 
-use super::super::pivot::{self, Pivot};
+use super::super::pivot::{self, Masks, Pivot};
 use super::super::validate::{self, Outcome};
 use super::super::{filter, RawMatch};
 use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, RuleRegex, ValueShape};
@@ -17,6 +17,8 @@ use super::{build_regex, Category, Compiled, Confidence, Rule, RuleError, RuleRe
 #[derive(Debug, Default, Clone, Copy)]
 pub(in crate::scan) struct By<'a> {
     pub pivot: Option<&'a Pivot>,
+    /// The field's pivot bytes as bits (see `pivot`), when made.
+    pub masks: Option<&'a Masks>,
     pub lower: Option<&'a [u8]>,
 }
 
@@ -154,10 +156,10 @@ impl Rule {
         let pivot = by.pivot;
         let engine = regex.engine(hay.len(), self.work.is_bulk());
         if compiled.value_shape == ValueShape::Captures {
-            self.search_captures(regex, engine, text, hay, window.start, pivot, found);
+            self.search_captures(regex, engine, text, hay, window.start, by, found);
             return true;
         }
-        for m in pivot::find_iter(engine, hay, pivot) {
+        for m in pivot::find_iter(engine, hay, pivot, by.masks) {
             let value = match compiled.value_shape.value(m.range()) {
                 Some(value) => value,
                 // Only a match at the window's start is ambiguous; its captures decide.
@@ -181,12 +183,12 @@ impl Rule {
         text: &str,
         hay: &[u8],
         offset: usize,
-        pivot: Option<&Pivot>,
+        by: By<'_>,
         found: &mut dyn FnMut(Range<usize>, Option<&str>),
     ) {
         // Where the previous match ended: the search resumed there, so no key reaches before it.
         let mut searched_from = 0;
-        for caps in pivot::captures_iter(engine, hay, pivot) {
+        for caps in pivot::captures_iter(engine, hay, by.pivot, by.masks) {
             let floor = searched_from;
             searched_from = caps.get_group(0).map_or(searched_from, |m| m.end);
             let Some(m) = value_group(regex, &caps) else {
