@@ -11,12 +11,13 @@ use super::sets::WindowSet;
 
 /// The lowest threshold of each tier after the first (see [`DigitRules`]). A regex set's
 /// lazy DFA tracks all of its patterns at once, so the states it builds multiply with what they
-/// count; two sets build far fewer, and the second reads only the fewer, shorter windows of its
-/// own floor. On the bench corpus (10 MiB, the 44 default digit rules) one set costs a cold
-/// `cq scan` 3.10 G instructions and a warm pass 2.73 G; two tiers split at 7 digits, 2.49 G
-/// and 2.73 G. More tiers build fewer states still but read each dense window once more: four
-/// (split at 3, 7 and 10) cost the same cold and 5% more warm (RESULTS.md, the scanner's speed).
-const TIER_FLOORS: [usize; 1] = [7];
+/// count; more sets build far fewer, and each one above the first reads only the fewer, shorter
+/// windows of its own floor. On the bench corpus (10 MiB, the 44 default digit rules), by
+/// callgrind, a cold `cq scan` of it and of two copies: split at 7 digits, 1,645 M and 2,854 M
+/// instructions; at 7 and 10, 1,566 M and 2,787 M; at 7, 9 and 11, 1,566 M and 2,801 M; at
+/// 7, 9, 10, 11 and 12, 1,559 M and 2,813 M (RESULTS.md, the scanner's speed). Most of what
+/// the second split saves is building the states of the set of 31 rules over 7 digits.
+const TIER_FLOORS: [usize; 2] = [7, 10];
 
 /// The enabled digit-triggered rules, in tiers by threshold, and one regex set per tier. Each
 /// set runs once over the windows of its tier's lowest threshold (which contain the windows of
