@@ -168,6 +168,10 @@ impl Scanner {
             })
             .flatten();
         for (group, pivot) in groups.iter().zip(pivots) {
+            // A field without a rule's pivot bytes holds none of its matches.
+            if masks.is_none() && pivot.is_some_and(|p| !p.occurs_in(bytes)) {
+                continue;
+            }
             let by = rule::By {
                 pivot,
                 masks: masks.as_ref(),
@@ -231,6 +235,9 @@ impl Scanner {
         };
         for tier in &d.tiers {
             let outer_at = windows_of(&mut by_min, tier.floor);
+            if by_min[outer_at].1.is_empty() {
+                continue;
+            }
             let outers = by_min[outer_at].1.clone();
             let hays: Vec<&[u8]> = outers.iter().map(|w| &bytes[w.clone()]).collect();
             let answers = tier.matching_all(d, &self.rules, &hays);

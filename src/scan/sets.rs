@@ -35,16 +35,6 @@ pub(super) fn build<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<R
 /// The compiled size, and the lazy DFA's cache, a set may take.
 const SET_SIZE_LIMIT: usize = REGEX_SIZE_LIMIT * 4;
 
-/// The indexes of the set's patterns that match somewhere in `hay`, in set order. Most
-/// windows and fields match none: the plain search says so and stops at a first match, where
-/// the overlapping search that names every matching pattern reads on to the end.
-pub(super) fn matching(set: &RegexSet, hay: &[u8]) -> Vec<usize> {
-    if !set.is_match(hay) {
-        return Vec::new();
-    }
-    set.matches(hay).into_iter().collect()
-}
-
 type CacheFn =
     Box<dyn Fn() -> Cache + Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>;
 

@@ -24,12 +24,13 @@ use super::sets;
 /// The enabled whole-field rules: those checked through the set first, and the rest.
 #[derive(Debug, Clone, Default)]
 pub(super) struct WholeField {
-    /// Rule indexes in set pattern order (empty when fewer than two: a set of one only repeats
-    /// the rule's own pass, so such a rule runs directly).
+    /// The rules run only when the set or their pivot says they may match (empty when fewer
+    /// than two: a set of one only repeats the rule's own pass, so such a rule runs directly).
     gated: Vec<usize>,
-    /// Opt-in rules with the same regex as a gated rule, and that rule's set pattern index.
-    aliases: Vec<(usize, usize)>,
-    direct: Vec<usize>,
+    /// The searches, in order of their first rule: a direct rule alone, a gated rule with the
+    /// aliases that share its search, an alias that does not alone; with the index into
+    /// `gated` of the rule whose answer runs it (`None`: it always runs).
+    runs: Vec<(Option<usize>, Vec<usize>)>,
     /// How the gated rules are checked, decided when a field first needs it.
     plan: Arc<OnceLock<Plan>>,
 }
@@ -37,8 +38,8 @@ pub(super) struct WholeField {
 /// Which gated rules the set checks (the others are searched by their pivots), and the set.
 #[derive(Debug)]
 struct Plan {
-    /// Indexes into `gated` of the rules behind the set, in set pattern order.
-    behind_set: Vec<usize>,
+    /// For each gated rule, its pattern index in the set if it is behind the set.
+    in_set: Vec<Option<usize>>,
     /// `None` when fewer than two rules are behind it (a set of one only repeats the rule's
     /// own pass) or when it cannot be built: then each runs.
     set: Option<RegexSet>,
@@ -70,47 +71,58 @@ impl WholeField {
             direct.append(&mut gated);
             direct.sort_unstable();
             return WholeField {
-                direct,
+                runs: direct.into_iter().map(|ri| (None, vec![ri])).collect(),
                 ..WholeField::default()
             };
         }
+        // Opt-in rules with the same regex as a gated rule go with that rule's answer.
         let same_regex = |ri: usize| {
             gated
                 .iter()
                 .position(|&g| rules[g].pattern == rules[ri].pattern && !rules[ri].unicode)
         };
-        let aliases: Vec<(usize, usize)> = direct
+        let mut runs: Vec<(Option<usize>, Vec<usize>)> = gated
             .iter()
-            .filter_map(|&ri| same_regex(ri).map(|at| (ri, at)))
+            .enumerate()
+            .map(|(i, &g)| (Some(i), vec![g]))
             .collect();
-        direct.retain(|ri| !aliases.iter().any(|(a, _)| a == ri));
+        for ri in direct {
+            match same_regex(ri) {
+                Some(i) if rules[gated[i]].same_search(&rules[ri]) => runs[i].1.push(ri),
+                Some(i) => runs.push((Some(i), vec![ri])),
+                None => runs.push((None, vec![ri])),
+            }
+        }
+        runs.sort_unstable_by(|a, b| a.1.cmp(&b.1));
         let plan = match previous {
             Some(p) if p.gated == gated => Arc::clone(&p.plan),
             _ => Arc::new(OnceLock::new()),
         };
-        WholeField {
-            gated,
-            aliases,
-            direct,
-            plan,
-        }
+        WholeField { gated, runs, plan }
     }
 
     /// The gated rules' plan, made on first use: the rules without a pivot behind one set.
     fn plan(&self, rules: &[Rule]) -> &Plan {
         self.plan.get_or_init(|| {
-            let behind_set: Vec<usize> = (0..self.gated.len())
-                .filter(|&i| rules[self.gated[i]].pivot().is_none())
+            let behind_set: Vec<usize> = self
+                .gated
+                .iter()
+                .copied()
+                .filter(|&ri| rules[ri].pivot().is_none())
                 .collect();
             let set = (behind_set.len() >= 2)
-                .then(|| {
-                    let patterns = behind_set
-                        .iter()
-                        .map(|&i| rules[self.gated[i]].pattern.as_str());
-                    sets::build(patterns).ok()
-                })
+                .then(|| sets::build(behind_set.iter().map(|&ri| rules[ri].pattern.as_str())).ok())
                 .flatten();
-            Plan { behind_set, set }
+            let mut in_set = vec![None; self.gated.len()];
+            if set.is_some() {
+                let mut slots = 0..;
+                for (slot, &ri) in in_set.iter_mut().zip(&self.gated) {
+                    if rules[ri].pivot().is_none() {
+                        *slot = slots.next();
+                    }
+                }
+            }
+            Plan { in_set, set }
         })
     }
 
@@ -126,41 +138,27 @@ impl WholeField {
     /// The rules to run over `bytes`, as groups that share one search (a gated rule and its
     /// aliases with the same search; every other rule alone), in order of each group's first
     /// rule: the direct ones, and the gated ones (with their aliases) whose regex matches
-    /// somewhere in `bytes`.
-    pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<Vec<usize>> {
-        let mut out: Vec<Vec<usize>> = self.direct.iter().map(|&ri| vec![ri]).collect();
-        let matching: Vec<usize> = if self.gated.is_empty() {
-            Vec::new()
-        } else {
-            let plan = self.plan(rules);
-            match &plan.set {
-                Some(set) => {
-                    let in_set = sets::matching(set, bytes);
-                    let mut to_run: Vec<usize> = (0..self.gated.len())
-                        .filter(|i| !plan.behind_set.contains(i))
-                        .collect();
-                    to_run.extend(in_set.into_iter().map(|j| plan.behind_set[j]));
-                    to_run
-                }
-                None => (0..self.gated.len()).collect(),
-            }
+    /// somewhere in `bytes` or that are searched by their pivot.
+    pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<&[usize]> {
+        let plan = (!self.gated.is_empty()).then(|| self.plan(rules));
+        // The set's answer, when there is a set: most fields match none of its patterns.
+        let found = match plan.and_then(|p| p.set.as_ref()) {
+            Some(set) if set.is_match(bytes) => Some(Some(set.matches(bytes))),
+            Some(_) => Some(None),
+            None => None,
         };
-        for i in matching {
-            let Some(&gate) = self.gated.get(i) else {
-                continue;
-            };
-            let mut group = vec![gate];
-            for &(alias, _) in self.aliases.iter().filter(|a| a.1 == i) {
-                if rules[gate].same_search(&rules[alias]) {
-                    group.push(alias);
-                } else {
-                    out.push(vec![alias]);
-                }
-            }
-            out.push(group);
-        }
-        out.sort_unstable();
-        out
+        let runs = |gate: Option<usize>| match (gate, plan, &found) {
+            (Some(i), Some(plan), Some(found)) => match plan.in_set[i] {
+                Some(slot) => found.as_ref().is_some_and(|f| f.matched(slot)),
+                None => true,
+            },
+            _ => true,
+        };
+        self.runs
+            .iter()
+            .filter(|(gate, _)| runs(*gate))
+            .map(|(_, group)| group.as_slice())
+            .collect()
     }
 }
 
@@ -185,12 +183,12 @@ mod tests {
         // The IPv6 rule has a pivot: it is searched by it in every field, not asked of the set.
         assert!(rules[ipv6].pivot().is_some() && rules[twilio].pivot().is_none());
         assert_eq!(
-            w.to_run(rules, b"plain text"),
+            owned(w.to_run(rules, b"plain text")),
             sorted(vec![vec![ipv6], vec![url]])
         );
         let key = format!("key SK{}", "0a".repeat(16));
         assert_eq!(
-            w.to_run(rules, key.as_bytes()),
+            owned(w.to_run(rules, key.as_bytes())),
             sorted(vec![vec![twilio], vec![ipv6], vec![url]])
         );
         // The opt-in reserved-address rule shares the IPv6 regex, so it shares its search.
@@ -202,7 +200,7 @@ mod tests {
             None,
         );
         assert_eq!(
-            w.to_run(rules, b"at ::1"),
+            owned(w.to_run(rules, b"at ::1")),
             sorted(vec![vec![ipv6, reserved], vec![url]])
         );
         // A scanner gating the same rules shares the plan and its compiled set.
@@ -218,5 +216,9 @@ mod tests {
     fn sorted(mut groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
         groups.sort_unstable();
         groups
+    }
+
+    fn owned(groups: Vec<&[usize]>) -> Vec<Vec<usize>> {
+        groups.into_iter().map(<[usize]>::to_vec).collect()
     }
 }

@@ -105,23 +105,21 @@ impl Walk<'_, '_> {
             if !self.lanes.live.iter().any(|&l| l) {
                 return Ok(());
             }
-            // As many steps as every live lane can take before one reaches its window's end.
-            let steps = (0..LANES)
-                .filter(|&k| self.lanes.live[k])
-                .map(|k| self.windows[self.lanes.window[k]].len() - self.lanes.at[k])
-                .min()
-                .unwrap_or(0);
-            if self.lanes.live.iter().all(|&l| l) {
+            let windows = self.windows;
+            let left = |lanes: &Lanes, k: usize| windows[lanes.window[k]].len() - lanes.at[k];
+            let live = self.lanes.live;
+            if live.iter().all(|&l| l) {
+                // As many steps as every lane can take before one reaches its window's end.
+                let steps = (0..LANES).map(|k| left(&self.lanes, k)).min().unwrap_or(0);
                 self.together(steps)?;
+                self.walked += steps * LANES;
             } else {
-                let live = self.lanes.live;
-                for _ in 0..steps {
-                    for k in (0..LANES).filter(|&k| live[k]) {
-                        self.step(k)?;
-                    }
+                // No window is left to take: each lane walks the rest of its own alone.
+                for k in (0..LANES).filter(|&k| live[k]) {
+                    self.walked += left(&self.lanes, k);
+                    self.alone(k)?;
                 }
             }
-            self.walked += steps * LANES;
             self.cache.search_update(self.walked);
             for k in 0..LANES {
                 let (window, at) = (self.lanes.window[k], self.lanes.at[k]);
@@ -129,6 +127,31 @@ impl Walk<'_, '_> {
                     self.finish(k)?;
                 }
             }
+        }
+    }
+
+    /// Lane `k` to its window's end, stepping without the cache while its next state is
+    /// computed and ordinary.
+    fn alone(&mut self, k: usize) -> Result<(), GaveUp> {
+        let hay = self.windows[self.lanes.window[k]];
+        loop {
+            let (mut at, mut state) = (self.lanes.at[k], self.lanes.state[k]);
+            if !state.is_tagged() {
+                while let Some(&byte) = hay.get(at) {
+                    let next = self.dfa.next_state_untagged(self.cache, state, byte);
+                    if next.is_tagged() {
+                        break;
+                    }
+                    state = next;
+                    at += 1;
+                }
+                self.lanes.at[k] = at;
+                self.lanes.state[k] = state;
+            }
+            if at >= hay.len() {
+                return Ok(());
+            }
+            self.step(k)?;
         }
     }
 
