@@ -175,8 +175,9 @@ pub struct Rule {
     pub(super) unicode: bool,
     /// The regex, built when the rule first runs (or the reason it does not compile).
     compiled: OnceLock<Result<Compiled, String>>,
-    /// The regex's pivot (see `pivot`), read from the pattern when first asked for.
-    pivot: OnceLock<Option<Pivot>>,
+    /// The regex's pivot (see `pivot`), read from the pattern when first asked for; boxed,
+    /// as few rules have one and every rule is copied as the scanner is built.
+    pivot: OnceLock<Option<Box<Pivot>>>,
     /// The work of the rule's pack: in a bulk scan the regex runs on its fast engines from its
     /// first search (see `work`).
     pub(super) work: Arc<Work>,
@@ -194,8 +195,9 @@ impl Rule {
                 engine::parse(&self.pattern, self.unicode)
                     .ok()
                     .and_then(|hir| Pivot::of(&hir))
+                    .map(Box::new)
             })
-            .as_ref()
+            .as_deref()
     }
 }
 
