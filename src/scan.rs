@@ -281,7 +281,7 @@ impl Scanner {
         if let Some(d) = &self.digit_rules {
             d.compile_sets(&self.rules)?;
         }
-        self.whole.set(&self.rules);
+        self.whole.compile_sets(&self.rules);
         self.keywords.build_dfa();
         Ok(())
     }

@@ -168,10 +168,6 @@ impl Scanner {
             })
             .flatten();
         for (group, pivot) in groups.iter().zip(pivots) {
-            // A field without a rule's pivot bytes holds none of its matches.
-            if masks.is_none() && pivot.is_some_and(|p| !p.occurs_in(bytes)) {
-                continue;
-            }
             let by = rule::By {
                 pivot,
                 masks: masks.as_ref(),

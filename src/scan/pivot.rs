@@ -276,11 +276,6 @@ impl Pivot {
         &self.bytes
     }
 
-    /// Whether one of the pivot bytes stands in `hay` (if none does, no match does).
-    pub fn occurs_in(&self, hay: &[u8]) -> bool {
-        self.next_byte(hay).is_some()
-    }
-
     /// Whether `head` can be how a match starts, byte for byte.
     fn fits(&self, head: &[u8]) -> bool {
         head.iter()

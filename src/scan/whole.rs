@@ -1,17 +1,17 @@
 //! Rules without keywords or digit trigger run over the whole field. Most of them (MAC
-//! addresses, bot tokens, IPv6 addresses, vendor key formats) match in few fields. Those whose
-//! regex has a pivot (see `pivot`: IPv6 and MAC addresses, Discord bot tokens) are searched by
-//! it, which skips from one pivot byte to the next; one regex-set pass over the field tells
-//! which of the others (vendor formats behind a literal prefix, which the set's prefilter skips
-//! to) match at all, and only those run. The set answers exactly what each rule's own regex
-//! would over the same bytes, and a pivot search finds what the regex finds, so findings do not
-//! change.
+//! addresses, bot tokens, IPv6 addresses, vendor key formats) match in few fields. In a long
+//! field, those whose regex has a pivot (see `pivot`: IPv6 and MAC addresses, Discord bot
+//! tokens) are searched by it, which skips from one pivot byte to the next, and one regex-set
+//! pass over the field tells which of the others (vendor formats behind a literal prefix, which
+//! the set's prefilter skips to) match at all; in a short field one set over all of them tells
+//! which match. Only those run. A set answers exactly what each rule's own regex would over the
+//! same bytes, and a pivot search finds what the regex finds, so findings do not change.
 //!
 //! Opt-in rules (plain URLs, dates) are broad and match almost every field; a set would only
 //! add a pass for them, so they run directly, as do rules that opt into Unicode (the set is
 //! compiled with ASCII semantics). An opt-in rule with the very regex of a gated rule (reserved
 //! IPv6 addresses) is gated on that rule's answer, which is its own, and shares its search.
-//! The set is compiled when a field first needs it, and shared by the scanners of one rule
+//! Each set is compiled when a field first needs it, and shared by the scanners of one rule
 //! pack that enable the same whole-field rules.
 
 use std::sync::{Arc, OnceLock};
@@ -31,9 +31,19 @@ pub(super) struct WholeField {
     /// aliases that share its search, an alias that does not alone; with the index into
     /// `gated` of the rule whose answer runs it (`None`: it always runs).
     runs: Vec<(Option<usize>, Vec<usize>)>,
-    /// How the gated rules are checked, decided when a field first needs it.
+    /// How the gated rules are checked in a long field, decided when one first needs it.
     plan: Arc<OnceLock<Plan>>,
+    /// The set over every gated rule, which answers for a short field (see [`LONG_FROM`]),
+    /// compiled when one first needs it (`None` when it cannot be built: then each runs).
+    short: Arc<OnceLock<Option<RegexSet>>>,
 }
+
+/// The length from which a field is long: its gated rules with a pivot are searched by it
+/// (their pivot bytes found as bits, see `pivot::Masks`) and the set answers for the others. In
+/// a shorter field one set over every gated rule answers for all of them: a pivot byte (`:` of
+/// an IPv6 address, `-` or `:` of a MAC address) stands in most short fields, and searching
+/// from it (compiling the rule's regex on the first) costs more than the set's pass.
+pub(super) const LONG_FROM: usize = super::pivot::MASKS_FROM_BYTES;
 
 /// Which gated rules the set checks (the others are searched by their pivots), and the set.
 #[derive(Debug)]
@@ -94,11 +104,16 @@ impl WholeField {
             }
         }
         runs.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-        let plan = match previous {
-            Some(p) if p.gated == gated => Arc::clone(&p.plan),
-            _ => Arc::new(OnceLock::new()),
+        let (plan, short) = match previous {
+            Some(p) if p.gated == gated => (Arc::clone(&p.plan), Arc::clone(&p.short)),
+            _ => (Arc::default(), Arc::default()),
         };
-        WholeField { gated, runs, plan }
+        WholeField {
+            gated,
+            runs,
+            plan,
+            short,
+        }
     }
 
     /// The gated rules' plan, made on first use: the rules without a pivot behind one set.
@@ -126,21 +141,51 @@ impl WholeField {
         })
     }
 
-    /// The set over the gated rules without a pivot, compiled on first use (`None` without
-    /// one, or when it cannot be built).
-    pub(super) fn set(&self, rules: &[Rule]) -> Option<&RegexSet> {
-        if self.gated.is_empty() {
-            return None;
+    /// The set over every gated rule, for short fields, compiled on first use.
+    fn short_set(&self, rules: &[Rule]) -> Option<&RegexSet> {
+        self.short
+            .get_or_init(|| {
+                sets::build(self.gated.iter().map(|&ri| rules[ri].pattern.as_str())).ok()
+            })
+            .as_ref()
+    }
+
+    /// Compiles both sets now (there are none without gated rules).
+    pub(super) fn compile_sets(&self, rules: &[Rule]) {
+        if !self.gated.is_empty() {
+            self.plan(rules);
+            self.short_set(rules);
         }
-        self.plan(rules).set.as_ref()
     }
 
     /// The rules to run over `bytes`, as groups that share one search (a gated rule and its
     /// aliases with the same search; every other rule alone), in order of each group's first
     /// rule: the direct ones, and the gated ones (with their aliases) whose regex matches
-    /// somewhere in `bytes` or that are searched by their pivot.
+    /// somewhere in `bytes` or, in a long field, that are searched by their pivot.
     pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<&[usize]> {
-        let plan = (!self.gated.is_empty()).then(|| self.plan(rules));
+        if self.gated.is_empty() {
+            return self
+                .runs
+                .iter()
+                .map(|(_, group)| group.as_slice())
+                .collect();
+        }
+        if bytes.len() < LONG_FROM {
+            // Most short fields match none of the set's patterns.
+            let found = self
+                .short_set(rules)
+                .map(|set| set.is_match(bytes).then(|| set.matches(bytes)));
+            return self
+                .runs
+                .iter()
+                .filter(|(gate, _)| match (gate, &found) {
+                    (Some(i), Some(found)) => found.as_ref().is_some_and(|f| f.matched(*i)),
+                    _ => true,
+                })
+                .map(|(_, group)| group.as_slice())
+                .collect();
+        }
+        let plan = Some(self.plan(rules));
         // The set's answer, when there is a set: most fields match none of its patterns.
         let found = match plan.and_then(|p| p.set.as_ref()) {
             Some(set) if set.is_match(bytes) => Some(Some(set.matches(bytes))),
@@ -167,7 +212,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn set_selects_only_rules_that_match_and_pivoted_rules_always_run() {
+    fn a_set_selects_only_rules_that_match_and_in_a_long_field_pivoted_rules_always_run() {
         let scanner = super::super::Scanner::builtin().unwrap();
         let rules = scanner.rules();
         let find = |id: &str| rules.iter().position(|r| r.id == id).unwrap();
@@ -180,15 +225,23 @@ mod tests {
         let enabled = vec![true; rules.len()];
         let w = WholeField::new(rules, &enabled, &[twilio, crates, ipv6, url], None);
         assert_eq!(w.gated.len(), 3);
-        // The IPv6 rule has a pivot: it is searched by it in every field, not asked of the set.
         assert!(rules[ipv6].pivot().is_some() && rules[twilio].pivot().is_none());
-        assert_eq!(
-            owned(w.to_run(rules, b"plain text")),
-            sorted(vec![vec![ipv6], vec![url]])
-        );
+        // A short field: one set over every gated rule answers for all of them.
+        assert_eq!(owned(w.to_run(rules, b"plain text")), vec![vec![url]]);
         let key = format!("key SK{}", "0a".repeat(16));
         assert_eq!(
             owned(w.to_run(rules, key.as_bytes())),
+            sorted(vec![vec![twilio], vec![url]])
+        );
+        // A long field: the IPv6 rule has a pivot, and is searched by it rather than asked of
+        // the set.
+        let long = |text: &str| format!("{text} {}", "plain text ".repeat(LONG_FROM / 10));
+        assert_eq!(
+            owned(w.to_run(rules, long("plain").as_bytes())),
+            sorted(vec![vec![ipv6], vec![url]])
+        );
+        assert_eq!(
+            owned(w.to_run(rules, long(&key).as_bytes())),
             sorted(vec![vec![twilio], vec![ipv6], vec![url]])
         );
         // The opt-in reserved-address rule shares the IPv6 regex, so it shares its search.
@@ -199,18 +252,21 @@ mod tests {
             &[twilio, crates, ipv6, reserved, url],
             None,
         );
-        assert_eq!(
-            owned(w.to_run(rules, b"at ::1")),
-            sorted(vec![vec![ipv6, reserved], vec![url]])
-        );
-        // A scanner gating the same rules shares the plan and its compiled set.
+        for text in ["at ::1".to_owned(), long("at ::1")] {
+            assert_eq!(
+                owned(w.to_run(rules, text.as_bytes())),
+                sorted(vec![vec![ipv6, reserved], vec![url]])
+            );
+        }
+        assert_eq!(owned(w.to_run(rules, b"at noon")), vec![vec![url]]);
+        // A scanner gating the same rules shares the plans and their compiled sets.
         let again = WholeField::new(
             rules,
             &enabled,
             &[twilio, crates, ipv6, reserved, url],
             Some(&w),
         );
-        assert!(Arc::ptr_eq(&w.plan, &again.plan));
+        assert!(Arc::ptr_eq(&w.plan, &again.plan) && Arc::ptr_eq(&w.short, &again.short));
     }
 
     fn sorted(mut groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {

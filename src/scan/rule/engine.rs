@@ -1,13 +1,15 @@
 //! A rule's regex, first on the engines that are cheap to build. Most processes run a rule on
 //! a few short windows (the gate's fields), where building the literal prefilter, the lazy DFA
 //! and its reverse NFA costs more than every search it would speed up; so a rule's regex starts
-//! on the NFA engines alone (PikeVM, bounded backtracker, one-pass DFA) and builds the fast
-//! ones once it has searched [`WARM_BYTES`](crate::engine::lazy_regex::WARM_BYTES), using them from then on. Both are the regex the
-//! `regex` crate's `bytes::RegexBuilder` builds, with the same syntax and match semantics, so
-//! which one answers never changes a match (the fast one is built as that builder builds it,
-//! less the one-pass DFA: a bulk scan's captures are as fast on the bounded backtracker, and
-//! building it cost a `cq scan` of the 10 MiB bench corpus 14 M instructions of its 1,566 M).
-//! A pattern that does not compile reports what the `regex` crate says of it.
+//! on the NFA engines alone (PikeVM, bounded backtracker) and builds the fast ones once it has
+//! searched [`WARM_BYTES`](crate::engine::lazy_regex::WARM_BYTES), using them from then on.
+//! Both are the regex the `regex` crate's `bytes::RegexBuilder` builds, with the same syntax and
+//! match semantics, so which one answers never changes a match (each is built as that builder
+//! builds it, less the one-pass DFA: captures are as fast on the bounded backtracker in a
+//! rule's short windows, and building it cost a `cq scan` of the 10 MiB bench corpus 14 M
+//! instructions of its 1,566 M, and a `cq check` of the demo request 3.4 M of its 82.8 M, most
+//! of it for the regexes built without upper-case letters, see `case`). A pattern that does not
+//! compile reports what the `regex` crate says of it.
 
 use regex_automata::util::syntax;
 use regex_automata::{meta, MatchKind, PatternID};
@@ -167,18 +169,17 @@ pub(in crate::scan) fn parse(
 }
 
 /// The meta engine's options as `regex::bytes::RegexBuilder` sets them less the one-pass DFA
-/// (`fast`), or without the literal prefilter, the lazy and full DFAs (`!fast`).
+/// (`fast`), and also without the literal prefilter, the lazy and full DFAs (`!fast`).
 fn config(size_limit: usize, fast: bool) -> meta::Config {
-    let config = meta::Config::new()
+    meta::Config::new()
         .nfa_size_limit(Some(size_limit))
         .hybrid_cache_capacity(size_limit)
         .match_kind(MatchKind::LeftmostFirst)
-        .utf8_empty(false);
-    if fast {
-        config.onepass(false)
-    } else {
-        config.auto_prefilter(false).hybrid(false).dfa(false)
-    }
+        .utf8_empty(false)
+        .onepass(false)
+        .auto_prefilter(fast)
+        .hybrid(fast)
+        .dfa(fast)
 }
 
 /// Why `pattern` does not compile, as the `regex` crate says it (what is wrong and where), or
