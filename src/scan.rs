@@ -514,6 +514,16 @@ fn whole_field_rules(
     whole::WholeField::new(rules, enabled, &candidates, previous)
 }
 
+/// The proptest configuration of the scanner's property tests: a failing case is printed, not
+/// saved (the layout keeps the top level to its own files).
+#[cfg(test)]
+pub(crate) fn unsaved_proptest() -> proptest::prelude::ProptestConfig {
+    proptest::prelude::ProptestConfig {
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -685,11 +685,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        // A failing case is printed, not saved: the layout keeps the top level to its own files.
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            failure_persistence: None,
-            ..proptest::prelude::ProptestConfig::default()
-        })]
+        #![proptest_config(crate::scan::unsaved_proptest())]
         #[test]
         fn words_are_classified_as_defined(
             parts in proptest::collection::vec(

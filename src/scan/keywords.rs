@@ -115,15 +115,16 @@ impl Keywords {
                 hits.extend(rules.iter().map(|&ri| (ri, start)));
             }
         };
-        match self.dfa.get() {
-            Some(Some(dfa)) => streams::overlapping(dfa, lower, &mut found),
+        let dfa = match self.dfa.get() {
+            Some(Some(dfa)) => Some(dfa),
             // Each call weighs its bytes plus a fixed share, so many tiny fields (the gate's ids
             // and digests) also make a bulk scan.
-            _ if self.work.add_field(lower.len()) => match self.dfa() {
-                Some(dfa) => streams::overlapping(dfa, lower, &mut found),
-                None => streams::overlapping(nfa, lower, &mut found),
-            },
-            _ => streams::overlapping(nfa, lower, &mut found),
+            _ if self.work.add_field(lower.len()) => self.dfa(),
+            _ => None,
+        };
+        match dfa {
+            Some(dfa) => streams::overlapping(dfa, lower, &mut found),
+            None => streams::overlapping(nfa, lower, &mut found),
         }
         hits.sort_unstable();
         hits.dedup();
@@ -256,7 +257,20 @@ mod tests {
         let k = Keywords::new(scanner.rules(), Arc::clone(&work)).unwrap();
         let text = b"The API_KEY=x and apikey \"y\"; Password: z; ghp_ token PASS_WORD";
         let hits = |text: &[u8]| k.hits(&lowered(text, &mut [0; SMALL_FIELD]), &k.rules_of);
+        // A long text, walked in streams: the text's hits at each copy's offset.
+        let line = [&text[..], b"\n"].concat();
+        let long = line.repeat(41);
+        let step = line.len();
+        let mut each: Vec<(usize, usize)> = (0..41)
+            .flat_map(|copy| {
+                hits(text)
+                    .into_iter()
+                    .map(move |(r, at)| (r, at + copy * step))
+            })
+            .collect();
+        each.sort_unstable();
         let nfa = hits(text);
+        let nfa_long = hits(&long);
         k.build_dfa();
         work.set_bulk();
         let dfa = hits(text);
@@ -264,7 +278,7 @@ mod tests {
         assert_eq!(nfa, dfa);
         let upper = hits(&text.to_ascii_uppercase());
         assert_eq!(nfa, upper);
-        let long = text.repeat(20);
-        assert_eq!(hits(&long), hits(&long.to_ascii_uppercase()));
+        assert_eq!(nfa_long, each);
+        assert_eq!(hits(&long), each);
     }
 }

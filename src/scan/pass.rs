@@ -154,19 +154,7 @@ impl Scanner {
         let groups = self.whole.to_run(&self.rules, bytes);
         let pivots: Vec<Option<&Pivot>> = groups.iter().map(|g| self.rules[g[0]].pivot()).collect();
         // A long field's pivot bytes as bits, once for every rule searched by them.
-        let masks = (bytes.len() >= pivot::MASKS_FROM_BYTES)
-            .then(|| {
-                let mut pivot_bytes: Vec<u8> = pivots
-                    .iter()
-                    .flatten()
-                    .flat_map(|p| p.bytes())
-                    .copied()
-                    .collect();
-                pivot_bytes.sort_unstable();
-                pivot_bytes.dedup();
-                (!pivot_bytes.is_empty()).then(|| pivot::Masks::of(bytes, &pivot_bytes))
-            })
-            .flatten();
+        let masks = pivot::Masks::for_pivots(bytes, pivots.iter().flatten().copied());
         for (group, pivot) in groups.iter().zip(pivots) {
             let by = rule::By {
                 pivot,

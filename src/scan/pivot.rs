@@ -37,13 +37,12 @@ pub(super) fn find_iter<'a>(
     pivot: Option<&'a Pivot>,
     masks: Option<&'a Masks>,
 ) -> impl Iterator<Item = Match> + 'a {
-    let mut plain = pivot.is_none().then(|| regex.find_iter(hay));
-    let mut search = pivot.map(|pivot| Search::new(pivot, masks, regex, hay));
-    std::iter::from_fn(move || match (&mut plain, &mut search) {
-        (Some(matches), _) => matches.next(),
-        (None, Some(search)) => search.next(),
-        (None, None) => None,
-    })
+    let plain = pivot.is_none().then(|| regex.find_iter(hay));
+    let search = pivot.map(|pivot| Search::new(pivot, masks, regex, hay));
+    plain
+        .into_iter()
+        .flatten()
+        .chain(search.into_iter().flatten())
 }
 
 /// The captures of every match of `regex` in `hay`, as `regex.captures_iter(hay)` gives them:
@@ -54,19 +53,15 @@ pub(super) fn captures_iter<'a>(
     pivot: Option<&'a Pivot>,
     masks: Option<&'a Masks>,
 ) -> impl Iterator<Item = Captures> + 'a {
-    let mut plain = pivot.is_none().then(|| regex.captures_iter(hay));
-    let mut search = pivot.map(|pivot| Search::new(pivot, masks, regex, hay));
-    std::iter::from_fn(move || match (&mut plain, &mut search) {
-        (Some(all), _) => all.next(),
-        (None, Some(search)) => {
-            let m = search.next()?;
-            let mut caps = regex.create_captures();
-            let input = Input::new(hay).range(m.start()..).anchored(Anchored::Yes);
-            regex.search_captures(&input, &mut caps);
-            Some(caps)
-        }
-        (None, None) => None,
-    })
+    let plain = pivot.is_none().then(|| regex.captures_iter(hay));
+    let search = pivot.map(|pivot| Search::new(pivot, masks, regex, hay));
+    let by_pivot = search.into_iter().flatten().map(move |m| {
+        let mut caps = regex.create_captures();
+        let input = Input::new(hay).range(m.start()..).anchored(Anchored::Yes);
+        regex.search_captures(&input, &mut caps);
+        caps
+    });
+    plain.into_iter().flatten().chain(by_pivot)
 }
 
 /// The matches of a pivoted regex in one haystack, found by its pivot while that costs less
@@ -104,6 +99,10 @@ impl<'a> Search<'a> {
             plain: None,
         }
     }
+}
+
+impl Iterator for Search<'_> {
+    type Item = Match;
 
     fn next(&mut self) -> Option<Match> {
         if let Some(plain) = &mut self.plain {
@@ -509,11 +508,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        // A failing case is printed, not saved: the layout keeps the top level to its own files.
         #![proptest_config(proptest::prelude::ProptestConfig {
-            failure_persistence: None,
             cases: 1024,
-            ..proptest::prelude::ProptestConfig::default()
+            ..crate::scan::unsaved_proptest()
         })]
         #[test]
         fn a_pivot_finds_what_the_regex_finds(
@@ -544,13 +541,13 @@ mod tests {
         let pivot = pivot_of(IPV6).unwrap();
         let hostile: Vec<u8> = ":a:".repeat(40_000).into_bytes();
         let mut search = Search::new(&pivot, None, &re, &hostile);
-        let found: Vec<Match> = std::iter::from_fn(|| search.next()).collect();
+        let found: Vec<Match> = search.by_ref().collect();
         assert!(search.plain.is_some(), "the budget was spent");
         assert_eq!(found, re.find_iter(&hostile[..]).collect::<Vec<_>>());
         // Prose with the odd colon never spends it.
         let prose = "Note: the host is fe80::1 at 12:30:45, see std::fs. ".repeat(2_000);
         let mut search = Search::new(&pivot, None, &re, prose.as_bytes());
-        let found: Vec<Match> = std::iter::from_fn(|| search.next()).collect();
+        let found: Vec<Match> = search.by_ref().collect();
         assert!(search.plain.is_none());
         assert_eq!(found, re.find_iter(prose.as_bytes()).collect::<Vec<_>>());
     }

@@ -198,11 +198,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        // A failing case is printed, not saved: the layout keeps the top level to its own files.
         #![proptest_config(proptest::prelude::ProptestConfig {
-            failure_persistence: None,
             cases: 64,
-            ..proptest::prelude::ProptestConfig::default()
+            ..crate::scan::unsaved_proptest()
         })]
         #[test]
         fn any_windows_get_the_regex_crates_answers(

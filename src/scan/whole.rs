@@ -16,7 +16,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use regex::bytes::RegexSet;
+use regex::bytes::{RegexSet, SetMatches};
 
 use super::rule::Rule;
 use super::sets;
@@ -31,11 +31,11 @@ pub(super) struct WholeField {
     /// aliases that share its search, an alias that does not alone; with the index into
     /// `gated` of the rule whose answer runs it (`None`: it always runs).
     runs: Vec<(Option<usize>, Vec<usize>)>,
-    /// How the gated rules are checked in a long field, decided when one first needs it.
+    /// How the gated rules are checked in a long field (the set over those without a pivot),
+    /// made when one first needs it.
     plan: Arc<OnceLock<Plan>>,
-    /// The set over every gated rule, which answers for a short field (see [`LONG_FROM`]),
-    /// compiled when one first needs it (`None` when it cannot be built: then each runs).
-    short: Arc<OnceLock<Option<RegexSet>>>,
+    /// How they are checked in a short field (see [`LONG_FROM`]: one set over all of them).
+    short: Arc<OnceLock<Plan>>,
 }
 
 /// The length from which a field is long: its gated rules with a pivot are searched by it
@@ -45,7 +45,7 @@ pub(super) struct WholeField {
 /// from it (compiling the rule's regex on the first) costs more than the set's pass.
 pub(super) const LONG_FROM: usize = super::pivot::MASKS_FROM_BYTES;
 
-/// Which gated rules the set checks (the others are searched by their pivots), and the set.
+/// Which gated rules a set checks (the others are searched by their pivots), and the set.
 #[derive(Debug)]
 struct Plan {
     /// For each gated rule, its pattern index in the set if it is behind the set.
@@ -53,6 +53,35 @@ struct Plan {
     /// `None` when fewer than two rules are behind it (a set of one only repeats the rule's
     /// own pass) or when it cannot be built: then each runs.
     set: Option<RegexSet>,
+}
+
+impl Plan {
+    /// The plan that puts the rules of `gated` that `behind` picks behind one set.
+    fn new(rules: &[Rule], gated: &[usize], behind: impl Fn(&Rule) -> bool) -> Plan {
+        let mut slots = 0..;
+        let in_set: Vec<Option<usize>> = gated
+            .iter()
+            .map(|&ri| behind(&rules[ri]).then(|| slots.next()).flatten())
+            .collect();
+        let patterns: Vec<&str> = gated
+            .iter()
+            .zip(&in_set)
+            .filter(|(_, slot)| slot.is_some())
+            .map(|(&ri, _)| rules[ri].pattern.as_str())
+            .collect();
+        let set = (patterns.len() >= 2)
+            .then(|| sets::build(patterns).ok())
+            .flatten();
+        Plan { in_set, set }
+    }
+
+    /// Whether gated rule `i` is to run, given the set's answer (`None`: nothing matched).
+    fn runs(&self, i: usize, found: Option<&SetMatches>) -> bool {
+        match self.set.as_ref().and(self.in_set[i]) {
+            Some(slot) => found.is_some_and(|f| f.matched(slot)),
+            None => true,
+        }
+    }
 }
 
 impl WholeField {
@@ -116,45 +145,22 @@ impl WholeField {
         }
     }
 
-    /// The gated rules' plan, made on first use: the rules without a pivot behind one set.
-    fn plan(&self, rules: &[Rule]) -> &Plan {
-        self.plan.get_or_init(|| {
-            let behind_set: Vec<usize> = self
-                .gated
-                .iter()
-                .copied()
-                .filter(|&ri| rules[ri].pivot().is_none())
-                .collect();
-            let set = (behind_set.len() >= 2)
-                .then(|| sets::build(behind_set.iter().map(|&ri| rules[ri].pattern.as_str())).ok())
-                .flatten();
-            let mut in_set = vec![None; self.gated.len()];
-            if set.is_some() {
-                let mut slots = 0..;
-                for (slot, &ri) in in_set.iter_mut().zip(&self.gated) {
-                    if rules[ri].pivot().is_none() {
-                        *slot = slots.next();
-                    }
-                }
-            }
-            Plan { in_set, set }
-        })
+    /// The gated rules' plan for a field of `len` bytes, made on first use.
+    fn plan(&self, rules: &[Rule], len: usize) -> &Plan {
+        if len < LONG_FROM {
+            self.short
+                .get_or_init(|| Plan::new(rules, &self.gated, |_| true))
+        } else {
+            self.plan
+                .get_or_init(|| Plan::new(rules, &self.gated, |r| r.pivot().is_none()))
+        }
     }
 
-    /// The set over every gated rule, for short fields, compiled on first use.
-    fn short_set(&self, rules: &[Rule]) -> Option<&RegexSet> {
-        self.short
-            .get_or_init(|| {
-                sets::build(self.gated.iter().map(|&ri| rules[ri].pattern.as_str())).ok()
-            })
-            .as_ref()
-    }
-
-    /// Compiles both sets now (there are none without gated rules).
+    /// Compiles both plans' sets now (there are none without gated rules).
     pub(super) fn compile_sets(&self, rules: &[Rule]) {
         if !self.gated.is_empty() {
-            self.plan(rules);
-            self.short_set(rules);
+            self.plan(rules, 0);
+            self.plan(rules, LONG_FROM);
         }
     }
 
@@ -163,45 +169,19 @@ impl WholeField {
     /// rule: the direct ones, and the gated ones (with their aliases) whose regex matches
     /// somewhere in `bytes` or, in a long field, that are searched by their pivot.
     pub(super) fn to_run(&self, rules: &[Rule], bytes: &[u8]) -> Vec<&[usize]> {
-        if self.gated.is_empty() {
-            return self
-                .runs
-                .iter()
-                .map(|(_, group)| group.as_slice())
-                .collect();
-        }
-        if bytes.len() < LONG_FROM {
-            // Most short fields match none of the set's patterns.
-            let found = self
-                .short_set(rules)
-                .map(|set| set.is_match(bytes).then(|| set.matches(bytes)));
-            return self
-                .runs
-                .iter()
-                .filter(|(gate, _)| match (gate, &found) {
-                    (Some(i), Some(found)) => found.as_ref().is_some_and(|f| f.matched(*i)),
-                    _ => true,
-                })
-                .map(|(_, group)| group.as_slice())
-                .collect();
-        }
-        let plan = Some(self.plan(rules));
-        // The set's answer, when there is a set: most fields match none of its patterns.
-        let found = match plan.and_then(|p| p.set.as_ref()) {
-            Some(set) if set.is_match(bytes) => Some(Some(set.matches(bytes))),
-            Some(_) => Some(None),
-            None => None,
-        };
-        let runs = |gate: Option<usize>| match (gate, plan, &found) {
-            (Some(i), Some(plan), Some(found)) => match plan.in_set[i] {
-                Some(slot) => found.as_ref().is_some_and(|f| f.matched(slot)),
-                None => true,
-            },
-            _ => true,
-        };
+        let plan = (!self.gated.is_empty()).then(|| self.plan(rules, bytes.len()));
+        // Most fields match none of the set's patterns: the plain search says so and stops at
+        // a first match, where the overlapping search that names every pattern reads on.
+        let found = plan
+            .and_then(|p| p.set.as_ref())
+            .filter(|set| set.is_match(bytes))
+            .map(|set| set.matches(bytes));
         self.runs
             .iter()
-            .filter(|(gate, _)| runs(*gate))
+            .filter(|(gate, _)| match (gate, plan) {
+                (Some(i), Some(plan)) => plan.runs(*i, found.as_ref()),
+                _ => true,
+            })
             .map(|(_, group)| group.as_slice())
             .collect()
     }

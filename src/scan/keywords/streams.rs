@@ -157,11 +157,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        // A failing case is printed, not saved: the layout keeps the top level to its own files.
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            failure_persistence: None,
-            ..proptest::prelude::ProptestConfig::default()
-        })]
+        #![proptest_config(crate::scan::unsaved_proptest())]
         #[test]
         fn streams_find_what_the_library_finds(
             parts in proptest::collection::vec(

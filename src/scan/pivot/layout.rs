@@ -3,7 +3,7 @@
 //! offset and start with. Every answer holds for every match the regex can make (it may allow
 //! more); where that cannot be told within 64 bytes, there is no answer.
 
-use regex_syntax::hir::{Class, Hir, HirKind, Look};
+use regex_syntax::hir::{Class, Hir, HirKind, Look, Repetition};
 
 /// Bit `i` of a mask: offset (or distance) `i`, below 64.
 pub(super) type Mask = u64;
@@ -127,31 +127,39 @@ impl Walk<'_> {
             HirKind::Alternation(alts) => alts
                 .iter()
                 .fold(Paths::default(), |ends, a| ends.or(self.walk(a, paths))),
-            HirKind::Repetition(r) => {
-                let mut ends = if r.min == 0 { paths } else { Paths::default() };
-                let mut cur = paths;
-                // Each repetition moves a path on by a byte or more, unless it can match
-                // nothing; past 130 every path has gone beyond 64 bytes or stopped changing.
-                for i in 1..=r.max.unwrap_or(u32::MAX).min(130) {
-                    let next = self.walk(&r.sub, cur);
-                    if i >= r.min {
-                        ends = ends.or(next);
-                    }
-                    if next == cur {
-                        // The body matches nothing more along these paths: every further
-                        // repetition ends where this one does.
-                        ends = ends.or(next);
-                        break;
-                    }
-                    if next == Paths::default() {
-                        break;
-                    }
-                    cur = next;
-                }
-                ends
-            }
+            HirKind::Repetition(r) => repeat(r, paths, Paths::or, |cur| self.walk(&r.sub, cur)),
         }
     }
+}
+
+/// Where the repetitions of `r` end, from paths `start` (one of the masks of a walk), given
+/// where one repetition of its body ends from given paths (`step`) and how ends join (`or`).
+/// Each repetition moves a path on by a byte or more, unless it can match nothing; past 130
+/// every path has gone beyond 64 bytes or stopped changing.
+fn repeat<T: Copy + Default + PartialEq>(
+    r: &Repetition,
+    start: T,
+    or: impl Fn(T, T) -> T,
+    mut step: impl FnMut(T) -> T,
+) -> T {
+    let mut ends = if r.min == 0 { start } else { T::default() };
+    let mut cur = start;
+    for i in 1..=r.max.unwrap_or(u32::MAX).min(130) {
+        let next = step(cur);
+        if i >= r.min {
+            ends = or(ends, next);
+        }
+        if next == cur {
+            // The body matches nothing more along these paths: every further repetition ends
+            // where this one does.
+            return or(ends, next);
+        }
+        if next == T::default() {
+            break;
+        }
+        cur = next;
+    }
+    ends
 }
 
 /// What a class holds beyond ASCII.
@@ -274,25 +282,7 @@ fn bytes_at(hir: &Hir, starts: Mask, at: &mut [[bool; 256]]) -> Mask {
         HirKind::Alternation(alts) => alts
             .iter()
             .fold(0, |ends, a| ends | bytes_at(a, starts, at)),
-        HirKind::Repetition(r) => {
-            let mut ends = if r.min == 0 { starts } else { 0 };
-            let mut cur = starts;
-            for i in 1..=r.max.unwrap_or(u32::MAX).min(130) {
-                let next = bytes_at(&r.sub, cur, at);
-                if i >= r.min {
-                    ends |= next;
-                }
-                if next == cur {
-                    ends |= next;
-                    break;
-                }
-                if next == 0 {
-                    break;
-                }
-                cur = next;
-            }
-            ends
-        }
+        HirKind::Repetition(r) => repeat(r, starts, |a, b| a | b, |cur| bytes_at(&r.sub, cur, at)),
     }
 }
 

@@ -33,6 +33,18 @@ fn gather(high: u64) -> u64 {
 }
 
 impl Masks {
+    /// The bits of the bytes of `pivots` in `hay`, when it is long enough to be worth them
+    /// ([`FROM_BYTES`]) and there are any.
+    pub fn for_pivots<'a>(hay: &[u8], pivots: impl Iterator<Item = &'a Pivot>) -> Option<Masks> {
+        if hay.len() < FROM_BYTES {
+            return None;
+        }
+        let mut bytes: Vec<u8> = pivots.flat_map(Pivot::bytes).copied().collect();
+        bytes.sort_unstable();
+        bytes.dedup();
+        (!bytes.is_empty()).then(|| Masks::of(hay, &bytes))
+    }
+
     /// The bits of `bytes` (each once) in `hay`.
     pub fn of(hay: &[u8], bytes: &[u8]) -> Masks {
         let mut words = vec![vec![0u64; hay.len().div_ceil(64)]; bytes.len()];

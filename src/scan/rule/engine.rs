@@ -11,6 +11,8 @@
 //! of it for the regexes built without upper-case letters, see `case`). A pattern that does not
 //! compile reports what the `regex` crate says of it.
 
+use std::borrow::Cow;
+
 use regex_automata::util::syntax;
 use regex_automata::{meta, MatchKind, PatternID};
 
@@ -54,9 +56,9 @@ impl RuleRegex {
         let hir = parse(pattern, unicode).map_err(explained)?;
         let lowered = may_lower && case::ignores_case(&hir);
         let built = if lowered {
-            case::without_upper_case(&hir)
+            Cow::Owned(case::without_upper_case(&hir))
         } else {
-            hir.clone()
+            Cow::Borrowed(&hir)
         };
         let fast = bulk
             .then(|| {
