@@ -50,32 +50,36 @@ pub struct Report {
 /// Scans the input `args` names and prints masked findings (skipped files to stderr). Returns
 /// the exit code: 0 clean, 1 findings. Errors become exit code 2 in `main`.
 pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
-    let scanner = scanner(args.rules.as_deref(), &args.entity_types)?;
     let pool = super::jobs::pool(args.jobs)?;
-    let report = match &args.input {
+    let load = || scanner(args.rules.as_deref(), &args.entity_types);
+    let (scanner, report) = match &args.input {
         Some(path) if path.as_os_str() != "-" && path.is_dir() => {
-            pool.install(|| walk::scan_dir(&scanner, path))?
+            let scanner = load()?;
+            let report = pool.install(|| walk::scan_dir(&scanner, path))?;
+            (scanner, report)
         }
         input => {
-            // A file large enough to be scanned in chunks is read on every thread: most of
-            // reading it is faulting in the pages it is read into.
-            let chunked = input
+            let regular_file = input
                 .as_ref()
                 .filter(|p| p.as_os_str() != "-")
                 .and_then(|p| std::fs::metadata(p).ok())
-                .is_some_and(|m| m.len() > crate::scan::bulk::SPLIT_ABOVE as u64);
-            let text = match input.as_ref() {
-                Some(path) if chunked && pool.current_num_threads() > 1 => {
-                    let bytes =
-                        pool.install(|| super::input::read_on_pool(path, MAX_SCAN_BYTES))?;
-                    utf8_input(input.as_ref(), bytes)?
-                }
-                _ => read_input(input.as_ref())?,
+                .is_some_and(|m| m.is_file());
+            let (text, scanner) = if regular_file {
+                // Read (and checked to be UTF-8) on the pool while this thread loads the
+                // rules; the rules' error, if any, is the one reported.
+                super::jobs::alongside(&pool, || read_text(input.as_ref()), load)
+            } else {
+                // Standard input, a pipe or a device is read once the rules are loaded, so an
+                // error in them is reported at once rather than when the input ends.
+                let scanner = load()?;
+                (read_input(input.as_ref()), Ok(scanner))
             };
-            Report {
+            let (scanner, text) = (scanner?, text?);
+            let report = Report {
                 scanned: pool.install(|| scan_document(&scanner, None, &text)),
                 ..Report::default()
-            }
+            };
+            (scanner, report)
         }
     };
     let mut err = std::io::stderr().lock();
@@ -89,6 +93,22 @@ pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     std::mem::forget(report);
     std::mem::forget(scanner);
     code
+}
+
+/// The text of the file `input` names. A file large enough to be scanned in chunks is read on
+/// every thread of the current pool when it has more than one: most of reading it is faulting
+/// in the pages it is read into.
+fn read_text(input: Option<&PathBuf>) -> anyhow::Result<String> {
+    let chunked = input
+        .filter(|p| p.as_os_str() != "-")
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| m.len() > crate::scan::bulk::SPLIT_ABOVE as u64);
+    match input {
+        Some(path) if chunked && rayon::current_num_threads() > 1 => {
+            utf8_input(input, super::input::read_on_pool(path, MAX_SCAN_BYTES)?)
+        }
+        _ => read_input(input),
+    }
 }
 
 /// The built-in pack or the rules in `rules`, narrowed to `entity_types` when any are given (an
