@@ -279,3 +279,68 @@ fn a_text_listing_longer_than_its_buffer_prints_every_finding_once_in_order() {
     let printed: Vec<&str> = out.lines().collect();
     assert_eq!(printed, expected);
 }
+
+#[test]
+fn a_rules_error_is_reported_whatever_the_input_and_without_waiting_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules");
+    std::fs::create_dir(&rules).unwrap();
+    let rules_arg = rules.to_str().unwrap();
+    let (big, _) = large_text();
+    let inputs = [
+        write(dir.path(), "small.txt", b"password = S3cr3t-Pa55w0rd!\n"),
+        write(dir.path(), "big.txt", big.as_bytes()),
+        write(dir.path(), "latin1.txt", b"caf\xe9 token"),
+        dir.path().join("missing.txt"),
+    ];
+    for input in &inputs {
+        for jobs in ["1", "2"] {
+            let (code, out, err) = cq_scan(input, &["--rules", rules_arg, "--jobs", jobs]);
+            let case = format!("{} --jobs {jobs}", input.display());
+            assert_eq!(code, 2, "{case}: {err}");
+            assert!(out.is_empty(), "{case}: {out}");
+            assert!(err.contains("no rule files"), "{case}: {err}");
+        }
+    }
+    // Standard input that never ends: the rules' error comes first, not after the input.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cq"))
+        .args(["scan", "--rules", rules_arg])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _open = child.stdin.take();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.and_then(|s| s.code()), Some(2), "waited for stdin");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_named_with_its_first_bad_byte_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut big, _) = large_text();
+    big.push_str("tail");
+    let mut bytes = big.into_bytes();
+    let at = bytes.len() - 2;
+    bytes[at] = 0xff;
+    let input = write(dir.path(), "big.bin.txt", &bytes);
+    for jobs in ["1", "2", "3"] {
+        let (code, out, err) = cq_scan(&input, &["--jobs", jobs]);
+        assert_eq!(code, 2, "--jobs {jobs}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("big.bin.txt") && err.contains(&format!("not UTF-8 text (byte {at})")),
+            "--jobs {jobs}: {err}"
+        );
+    }
+}
