@@ -8,6 +8,12 @@ use super::joined::Joined;
 use super::pivot::{self, Pivot};
 use super::{decode, digits, keywords, rule, Confidence, RawMatch, Scanner};
 
+/// A field at least this long, scanned on a pool, has its keyword rules searched in shares that
+/// other threads of the pool may take (a chunk of a large file is about 1 MiB).
+const SHARED_ABOVE: usize = 256 << 10;
+/// Such a field's keyword rules are searched in up to 2^this shares.
+const SHARES_LOG2: u32 = 3;
+
 /// The parts of a field's scan. [`Scanner::scan_text`] runs one after the other; a bulk scan
 /// may run them on different threads (see `bulk`), so that each part's automata build their
 /// lazy-DFA states on one thread rather than on every one.
@@ -92,7 +98,6 @@ impl Scanner {
     /// The keyword prefilter and each rule it selects in its keyword windows.
     fn scan_keyword_rules(&self, text: &str) -> Vec<RawMatch> {
         let bytes = text.as_bytes();
-        let mut out = Vec::new();
         // The keywords are found in the lower-cased field, where the rules that ignore case
         // are searched too.
         let mut buffer = [0; keywords::SMALL_FIELD];
@@ -103,7 +108,47 @@ impl Scanner {
             lower: Some(&lower),
             ..rule::By::default()
         };
-        for group in hits.chunk_by(|a, b| a.0 == b.0) {
+        let groups: Vec<&[(usize, usize)]> = hits.chunk_by(|a, b| a.0 == b.0).collect();
+        // A long field's rules are searched as tasks of the pool it is scanned on, so a thread
+        // left without work takes a share of the last field's.
+        let on_pool = bytes.len() >= SHARED_ABOVE && rayon::current_thread_index().is_some();
+        let depth = if on_pool { SHARES_LOG2 } else { 0 };
+        let mut out = self.search_groups(text, &groups, by, depth);
+        self.keep_in_context(text, &mut out);
+        out
+    }
+
+    /// Each group's rule (a rule's hits in `text`) in its keyword windows and at its glued
+    /// tokens, in group order; with `depth` left, as two halves of about as many hits, one of
+    /// which another thread of the pool may take (`rayon::join`).
+    fn search_groups(
+        &self,
+        text: &str,
+        groups: &[&[(usize, usize)]],
+        by: rule::By,
+        depth: u32,
+    ) -> Vec<RawMatch> {
+        if depth > 0 && groups.len() > 1 {
+            let hits: usize = groups.iter().map(|g| g.len()).sum();
+            let mut seen = 0;
+            let half = groups
+                .iter()
+                .position(|g| {
+                    seen += g.len();
+                    seen * 2 >= hits
+                })
+                .map_or(1, |i| i + 1)
+                .clamp(1, groups.len() - 1);
+            let (mut first, second) = rayon::join(
+                || self.search_groups(text, &groups[..half], by, depth - 1),
+                || self.search_groups(text, &groups[half..], by, depth - 1),
+            );
+            first.extend(second);
+            return first;
+        }
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        for group in groups {
             let ri = group[0].0;
             let rule = &self.rules[ri];
             let positions = group.iter().map(|&(_, p)| p);
@@ -114,12 +159,11 @@ impl Scanner {
                 glued: Some(glued), ..
             }) = rule.compiled()
             {
-                for &(_, at) in group {
+                for &(_, at) in *group {
                     rule.find_glued(glued, ri, text, at, &mut out);
                 }
             }
         }
-        self.keep_in_context(text, &mut out);
         out
     }
 
@@ -262,6 +306,47 @@ mod tests {
         v.into_iter()
             .map(|m| (m.rule, m.span, m.confidence))
             .collect()
+    }
+
+    #[test]
+    fn a_long_fields_keyword_rules_searched_in_shares_on_a_pool_find_the_same_in_order() {
+        let scanner = Scanner::builtin().unwrap();
+        let lines = [
+            "export GITHUB_TOKEN=ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+            "password = S3cr3t-Pa55w0rd!",
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2ln",
+            "mail jane.doe@corp-mail.net or call 415-555-0132",
+            "an ordinary line of prose about the parser and its tests",
+        ];
+        let mut text = String::new();
+        let mut i = 0;
+        while text.len() < SHARED_ABOVE * 2 {
+            text.push_str(lines[i % lines.len()]);
+            text.push_str(if i % 7 == 0 { " " } else { "\n" });
+            i += 1;
+        }
+        let shown = |v: Vec<RawMatch>| -> Vec<(usize, Range<usize>, Confidence)> {
+            v.into_iter()
+                .map(|m| (m.rule, m.span, m.confidence))
+                .collect()
+        };
+        // Outside a pool: one share, in order.
+        let alone = shown(scanner.scan_keyword_rules(&text));
+        let rules: std::collections::BTreeSet<usize> = alone.iter().map(|m| m.0).collect();
+        assert!(
+            rules.len() >= 4 && alone.len() > 1000,
+            "{rules:?} {}",
+            alone.len()
+        );
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let shared = pool.install(|| shown(scanner.scan_keyword_rules(&text)));
+            assert!(shared == alone, "{threads} threads");
+        }
     }
 
     #[test]
