@@ -11,8 +11,6 @@
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError};
 
-use rayon::prelude::*;
-
 use super::pass::{Found, Part};
 use super::{Finding, Scanner};
 
@@ -133,12 +131,9 @@ impl Scanner {
             .iter()
             .map(|c| text.get(c.scan.clone()).unwrap_or_default())
             .collect();
-        let found = self.scan_parts(&parts);
-        let by_chunk: Vec<Vec<Finding>> = layout
-            .par_iter()
-            .zip(found)
-            .map(|(chunk, found)| self.chunk_findings(field_path, chunk, found))
-            .collect();
+        let by_chunk = self.scan_parts(&parts, |i, found| {
+            self.chunk_findings(field_path, &layout[i], found)
+        });
         // Moved, not cloned as `concat` would: two strings per finding.
         let mut out = Vec::with_capacity(by_chunk.iter().map(Vec::len).sum());
         for findings in by_chunk {
@@ -152,21 +147,22 @@ impl Scanner {
     /// [`Scanner::scan_parts`]). The findings come in the order of `fields`.
     pub fn scan_texts(&self, fields: &[(&str, &str)]) -> Vec<Vec<Finding>> {
         let texts: Vec<&str> = fields.iter().map(|&(_, text)| text).collect();
-        let found = self.scan_parts(&texts);
-        fields
-            .par_iter()
-            .zip(found)
-            .map(|(&(path, _), found)| self.findings_of(path, found))
-            .collect()
+        self.scan_parts(&texts, |i, found| self.findings_of(fields[i].0, found))
     }
 
-    /// What every part (see [`Part`]) of the scan of each text finds, on every thread of the
-    /// current pool. Threads alternate between two groups of parts, the keyword part and the
-    /// rest: each takes the next text of its own group's parts and, when they have none left,
-    /// the last one left of the other group's, so each part's automata build their lazy-DFA
-    /// states on the threads of its group (with two threads, on one) rather than on every
-    /// thread. Which thread scans what never changes what is found.
-    fn scan_parts(&self, texts: &[&str]) -> Vec<Found> {
+    /// `finish` of what every part (see [`Part`]) of the scan of each text finds, on every
+    /// thread of the current pool, in the order of `texts`. Threads alternate between two groups
+    /// of parts, the keyword part and the rest: each takes the next text of its own group's
+    /// parts and, when they have none left, the last one left of the other group's, so each
+    /// part's automata build their lazy-DFA states on the threads of its group (with two
+    /// threads, on one) rather than on every thread. The thread that scans a text's last part
+    /// finishes it, while the others scan on. Which thread scans what never changes what is
+    /// found.
+    fn scan_parts<R: Send>(
+        &self,
+        texts: &[&str],
+        finish: impl Fn(usize, Found) -> R + Sync,
+    ) -> Vec<R> {
         let queues = Mutex::new(PARTS.map(|_| 0..texts.len()));
         let take = |group: usize| {
             let mut queues = queues.lock().unwrap_or_else(PoisonError::into_inner);
@@ -184,19 +180,34 @@ impl Scanner {
             }
             None
         };
+        // Each text's parts found so far, and how many are still to come.
+        let pending: Vec<Mutex<(Found, usize)>> = texts
+            .iter()
+            .map(|_| Mutex::new((Found::default(), PARTS.len())))
+            .collect();
         let done = rayon::broadcast(|ctx| {
             let group = ctx.index() % GROUPS;
             let mut mine = Vec::new();
             while let Some((part, text)) = take(group) {
-                mine.push((text, self.scan_part(PARTS[part], texts[text])));
+                let found = self.scan_part(PARTS[part], texts[text]);
+                let complete = {
+                    let mut pending = pending[text].lock().unwrap_or_else(PoisonError::into_inner);
+                    pending.0.absorb(found);
+                    pending.1 -= 1;
+                    (pending.1 == 0).then(|| std::mem::take(&mut pending.0))
+                };
+                if let Some(found) = complete {
+                    mine.push((text, finish(text, found)));
+                }
             }
             mine
         });
-        let mut out: Vec<Found> = texts.iter().map(|_| Found::default()).collect();
-        for (text, found) in done.into_iter().flatten() {
-            out[text].absorb(found);
+        let mut out: Vec<Option<R>> = texts.iter().map(|_| None).collect();
+        for (text, finished) in done.into_iter().flatten() {
+            out[text] = Some(finished);
         }
-        out
+        // Every text's last part is scanned by some thread, which finishes it.
+        out.into_iter().flatten().collect()
     }
 
     /// The findings of one chunk's core from what the parts of its scan found, with spans
