@@ -202,12 +202,11 @@ impl Scanner {
             }
             mine
         });
-        let mut out: Vec<Option<R>> = texts.iter().map(|_| None).collect();
-        for (text, finished) in done.into_iter().flatten() {
-            out[text] = Some(finished);
-        }
-        // Every text's last part is scanned by some thread, which finishes it.
-        out.into_iter().flatten().collect()
+        // Every text's last part is scanned by some thread, which finishes it: once per text.
+        let mut finished: Vec<(usize, R)> = done.into_iter().flatten().collect();
+        debug_assert_eq!(finished.len(), texts.len());
+        finished.sort_unstable_by_key(|&(text, _)| text);
+        finished.into_iter().map(|(_, r)| r).collect()
     }
 
     /// The findings of one chunk's core from what the parts of its scan found, with spans

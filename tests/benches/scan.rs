@@ -307,11 +307,12 @@ fn main() {
         startup::child();
         return;
     }
-    let start = hash_rate();
-    run();
+    let text = corpus();
+    let start = hash_rate(&text);
+    run(&text);
     println!(
         "SHA-256 of the corpus on this machine (best of {HASH_RUNS}): {start:.2} GB/s at the start of the run, {:.2} GB/s at its end\n",
-        hash_rate()
+        hash_rate(&text)
     );
 }
 
@@ -320,8 +321,7 @@ const HASH_RUNS: usize = 7;
 /// SHA-256 over the 10 MiB corpus, in GB/s (best of [`HASH_RUNS`]): a reading of the hour the
 /// run took place in, as the same instructions run at different speeds by the hour on a shared
 /// machine (hashing varies less than the scan does).
-fn hash_rate() -> f64 {
-    let text = corpus();
+fn hash_rate(text: &str) -> f64 {
     let (best, _) = best_of(HASH_RUNS, || {
         std::hint::black_box(cq::json::sha256_hex(std::hint::black_box(text.as_bytes()))).len()
     });
@@ -329,13 +329,12 @@ fn hash_rate() -> f64 {
 }
 
 /// Every section the environment asks for (see the module's documentation).
-fn run() {
+fn run(text: &str) {
     let only = std::env::var("CQ_BENCH_ONLY").ok();
     let section = |name: &str| only.as_deref().is_none_or(|o| o == name);
-    let text = corpus();
-    let parts = fields(&text);
+    let parts = fields(text);
     if let Some(file) = std::env::var_os("CQ_BENCH_DUMP") {
-        let n = dump::write(Path::new(&file), &text, &parts).expect("the dump is written");
+        let n = dump::write(Path::new(&file), text, &parts).expect("the dump is written");
         println!("dump: {n} findings in {}", Path::new(&file).display());
         return;
     }
@@ -378,7 +377,7 @@ fn run() {
     assert_eq!(findings, warm);
     if std::env::var_os("CQ_BENCH_RULE_COUNTS").is_some() {
         let mut counts = std::collections::BTreeMap::new();
-        for f in scanner.scan_text("bench", &text) {
+        for f in scanner.scan_text("bench", text) {
             *counts.entry(f.rule_id).or_insert(0usize) += 1;
         }
         let mut v: Vec<_> = counts.into_iter().collect();
@@ -395,7 +394,7 @@ fn run() {
     }
     let cq_rate = mb_per_s(text.len(), best);
     if only.is_none() {
-        let (whole_time, whole) = best_of(1, || scanner.scan_text("bench", &text).len());
+        let (whole_time, whole) = best_of(1, || scanner.scan_text("bench", text).len());
         let default_rules = Scanner::builtin().expect("built-in rules compile");
         let (default_time, default_findings) = best_of(1, || {
             parts
@@ -435,10 +434,10 @@ fn run() {
         println!();
     }
     if section("parallel") {
-        parallel(&scanner, &text, &parts, runs);
+        parallel(&scanner, text, &parts, runs);
     }
     if section("processes") {
-        processes::run(&target_dir(), &text, &parts, &load_average);
+        processes::run(&target_dir(), text, &parts, &load_average);
     }
     if section("startup") {
         startup::run();
@@ -457,7 +456,7 @@ fn run() {
         return;
     }
     let file = target_dir().join("bench-scan-corpus.txt");
-    if let Err(e) = std::fs::write(&file, &text) {
+    if let Err(e) = std::fs::write(&file, text) {
         println!("peers not measured: cannot write {}: {e}", file.display());
         return;
     }
