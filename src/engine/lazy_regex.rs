@@ -11,12 +11,12 @@
 //! The regex is the `regex` crate's engine (`regex_automata::meta`) configured exactly as
 //! `regex::RegexBuilder` configures it, less the full DFA (with `fancy-regex` in the build, the
 //! meta engine tries to determinize every small pattern up front, which buys nothing for a few
-//! short texts per process). A [`Regex`] starts on the NFA engines alone (no literal
-//! prefilter, no lazy DFA and its reverse NFA), which cost about a third as much to build and
-//! are as fast on the few kilobytes one check searches; once a pattern has searched
-//! [`WARM_BYTES`] (a bulk run, a long text) it builds the fast engines and uses them from then
-//! on. Which engine runs never changes a match: every one is the same regex under the same
-//! match semantics.
+//! short texts per process) and the one-pass DFA (see `build_meta`). A [`Regex`] starts on the
+//! NFA engines alone (no literal prefilter, no lazy DFA and its reverse NFA), which cost about a
+//! third as much to build and are as fast on the few kilobytes one check searches; once a
+//! pattern has searched [`WARM_BYTES`] (a bulk run, a long text) it builds the fast engines and
+//! uses them from then on. Which engine runs never changes a match: every one is the same regex
+//! under the same match semantics.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -212,7 +212,7 @@ impl Regex {
 /// Which of the meta engine's engines a build includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Engines {
-    /// The PikeVM, the bounded backtracker and the one-pass DFA.
+    /// The PikeVM and the bounded backtracker.
     Nfa,
     /// Those, the literal prefilters and the lazy DFA (forward and reverse).
     Fast,
@@ -227,7 +227,12 @@ fn build_meta(pattern: &str, o: RegexOptions, engines: Engines) -> Result<meta::
         .utf8_empty(true)
         .auto_prefilter(fast)
         .hybrid(fast)
-        .dfa(false);
+        .dfa(false)
+        // The meta engine runs a one-pass DFA only for a search anchored at its start (no
+        // search here asks for one; a pattern that begins with `\A` is one), where the bounded
+        // backtracker and the PikeVM find the same match. It was built for every pattern with
+        // a capture group, up to some 300 KB of zeroed table each, faulted in page by page.
+        .onepass(false);
     let syntax = syntax::Config::new()
         .case_insensitive(o.case_insensitive)
         .multi_line(o.multi_line)

@@ -25,16 +25,21 @@ pub(super) fn ignores_case(hir: &Hir) -> bool {
     }
 }
 
+/// Whether `class` holds the byte (or the code point) `b`. A class's ranges are sorted and
+/// apart, so the search stops at the first range that ends at or after `b`: a Unicode class
+/// (`\w`, `[^\s]`) has hundreds of ranges, nearly all of them past ASCII.
 fn class_has(class: &Class, b: u8) -> bool {
+    fn holds<T: Ord + Copy>(mut ranges: impl Iterator<Item = (T, T)>, b: T) -> bool {
+        ranges
+            .find(|&(_, end)| end >= b)
+            .is_some_and(|(start, _)| start <= b)
+    }
     match class {
-        Class::Bytes(c) => c
-            .ranges()
-            .iter()
-            .any(|r| (r.start()..=r.end()).contains(&b)),
-        Class::Unicode(c) => c
-            .ranges()
-            .iter()
-            .any(|r| (r.start()..=r.end()).contains(&char::from(b))),
+        Class::Bytes(c) => holds(c.ranges().iter().map(|r| (r.start(), r.end())), b),
+        Class::Unicode(c) => holds(
+            c.ranges().iter().map(|r| (r.start(), r.end())),
+            char::from(b),
+        ),
     }
 }
 
@@ -92,6 +97,39 @@ mod tests {
         ] {
             let hir = parse(pattern, false).unwrap();
             assert_eq!(ignores_case(&hir), ignores, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn a_class_holds_exactly_the_bytes_of_its_ranges() {
+        for pattern in [
+            r"[a-fK-Z0-9_]",
+            r"[^\s]",
+            r"\w",
+            r"(?i)[k]",
+            r"[^a-z]",
+            r"[\x00-\x7f]",
+            r"\W",
+        ] {
+            for unicode in [false, true] {
+                let hir = parse(pattern, unicode).unwrap();
+                let HirKind::Class(class) = hir.kind() else {
+                    panic!("{pattern} is not a class");
+                };
+                for b in 0..=u8::MAX {
+                    let naive = match class {
+                        Class::Bytes(c) => c
+                            .ranges()
+                            .iter()
+                            .any(|r| (r.start()..=r.end()).contains(&b)),
+                        Class::Unicode(c) => c
+                            .ranges()
+                            .iter()
+                            .any(|r| (r.start()..=r.end()).contains(&char::from(b))),
+                    };
+                    assert_eq!(class_has(class, b), naive, "{pattern} {unicode} {b}");
+                }
+            }
         }
     }
 
