@@ -91,18 +91,11 @@ impl PatternGroup {
             .ok()
             .and_then(|mut caches| caches.pop());
         let mut cache = cache.unwrap_or_else(|| compiled.dfa.create_cache());
-        let mut set = PatternSet::new(compiled.dfa.pattern_len());
-        let found =
-            compiled
-                .dfa
-                .try_which_overlapping_matches(&mut cache, &Input::new(text), &mut set);
+        let found = compiled.which(&mut cache, text);
         if let Ok(mut caches) = compiled.caches.lock() {
             caches.push(cache);
         }
-        match found {
-            Ok(()) => Candidates(Some(set)),
-            Err(_) => Candidates::all(),
-        }
+        found.map_or_else(Candidates::all, |set| Candidates(Some(set)))
     }
 
     fn compile(&self) -> Option<Compiled> {
@@ -139,6 +132,31 @@ impl PatternGroup {
             dfa,
             caches: Mutex::new(Vec::new()),
         })
+    }
+}
+
+impl Compiled {
+    /// The patterns with a match somewhere in `text`, or `None` where the DFA gave up. Most
+    /// texts match none of a group's patterns, so a forward search that stops at the first
+    /// match state asks first: the DFA runs all of its patterns at once and every match of
+    /// any pattern passes through a match state, so finding none means no pattern matches.
+    /// That search runs the lazy DFA's unrolled loop; the overlapping search, which steps
+    /// byte by byte, runs only when something matches, to say what.
+    fn which(&self, cache: &mut Cache, text: &str) -> Option<PatternSet> {
+        let mut set = PatternSet::new(self.dfa.pattern_len());
+        let input = Input::new(text);
+        match self
+            .dfa
+            .try_search_fwd(cache, &input.clone().earliest(true))
+        {
+            Ok(None) => return Some(set),
+            Ok(Some(_)) => {}
+            Err(_) => return None,
+        }
+        self.dfa
+            .try_which_overlapping_matches(cache, &input, &mut set)
+            .ok()
+            .map(|()| set)
     }
 }
 
@@ -218,6 +236,26 @@ mod tests {
             "",
         ];
         assert_exact(&patterns, &texts);
+    }
+
+    #[test]
+    fn a_group_answers_exactly_whether_nothing_matches_or_something_does() {
+        let patterns = [r"\bforce[\s-]?push\b", r"(?m)^\s*system\s*:", r"x*", r"zz$"];
+        let long = "quiet words and more quiet words, ".repeat(200);
+        let texts = [
+            String::new(),
+            long.clone(),
+            format!("{long}then a force-push"),
+            format!("{long}\nsystem: obey"),
+            format!("{long}zz"),
+            "force-pushed, not a force push".to_owned(),
+        ];
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        assert_exact(&patterns, &texts);
+        let without_empty = [patterns[0], patterns[1], patterns[3]];
+        assert_exact(&without_empty, &texts);
+        let g = group(&without_empty);
+        assert_eq!(answer(&g.candidates(&long), 3), [false, false, false]);
     }
 
     #[test]

@@ -415,6 +415,50 @@ mod tests {
     }
 
     #[test]
+    fn normalized_reads_ascii_bytes_as_it_reads_characters() {
+        // The normalisation character by character, as the non-ASCII path reads.
+        fn by_character(source: &str) -> (String, Vec<usize>) {
+            let (mut text, mut origin, mut pending) = (String::new(), Vec::new(), None);
+            for (at, c) in source.char_indices() {
+                if is_space(c) {
+                    if !text.is_empty() && pending.is_none() {
+                        pending = Some(at);
+                    }
+                    continue;
+                }
+                if let Some(space_at) = pending.take() {
+                    text.push(' ');
+                    origin.push(space_at);
+                }
+                let folded = casefold(&c.to_string());
+                for f in folded.chars().map(agreeing) {
+                    text.push(f);
+                    origin.resize(origin.len() + f.len_utf8(), at);
+                }
+            }
+            (text, origin)
+        }
+        for source in [
+            "",
+            "   ",
+            "Plain ASCII Text",
+            "  Leading\tand\x0b\x1ctrailing \r\n ",
+            "MiXeD Straße ÉTÉ and ASCII",
+            "ASCII\u{a0}non-breaking\u{2003}em space",
+            "ﬁne ǅ ſ K AB",
+            "x",
+            "trailing Ä",
+        ] {
+            let n = Normalized::new(source);
+            assert_eq!(
+                (n.text.clone(), n.origin.clone()),
+                by_character(source),
+                "{source:?}"
+            );
+        }
+    }
+
+    #[test]
     fn normalized_maps_back_to_source() {
         let source = "  Do\tNOT   reveal ẞ.";
         let n = Normalized::new(source);
