@@ -230,8 +230,8 @@ fn build_meta(pattern: &str, o: RegexOptions, engines: Engines) -> Result<meta::
         .dfa(false)
         // The meta engine runs a one-pass DFA only for a search anchored at its start (no
         // search here asks for one; a pattern that begins with `\A` is one), where the bounded
-        // backtracker and the PikeVM find the same match. It was built for every pattern with
-        // a capture group, up to some 300 KB of zeroed table each, faulted in page by page.
+        // backtracker and the PikeVM find the same match; building it for every pattern with a
+        // capture group cost `cq check` 0.5 M instructions and 50 page faults.
         .onepass(false);
     let syntax = syntax::Config::new()
         .case_insensitive(o.case_insensitive)
