@@ -169,6 +169,8 @@ impl Warming {
 pub struct Regex {
     pattern: String,
     options: RegexOptions,
+    /// Compiled in ASCII mode ([`build_ascii`]): to search ASCII texts only.
+    ascii: bool,
     warm: Warming,
 }
 
@@ -176,14 +178,14 @@ impl Regex {
     /// The engine to search `len` more bytes with.
     fn engine(&self, len: usize) -> &meta::Regex {
         self.warm.engine(len, false, || {
-            build_meta(&self.pattern, self.options, Engines::Fast)
+            build_meta(&self.pattern, self.options, Engines::Fast, self.ascii)
         })
     }
 
     /// Builds the fast engines now: why they do not build, if they do not.
     fn compile_fast(&self) -> Result<(), String> {
         self.warm
-            .fast(|| build_meta(&self.pattern, self.options, Engines::Fast))
+            .fast(|| build_meta(&self.pattern, self.options, Engines::Fast, self.ascii))
             .map(|_| ())
             .map_err(|e| explain(&self.pattern, self.options, e))
     }
@@ -218,7 +220,13 @@ enum Engines {
     Fast,
 }
 
-fn build_meta(pattern: &str, o: RegexOptions, engines: Engines) -> Result<meta::Regex, String> {
+/// The meta engine over `pattern`; `ascii`, in ASCII mode (see [`build_ascii`]).
+fn build_meta(
+    pattern: &str,
+    o: RegexOptions,
+    engines: Engines,
+    ascii: bool,
+) -> Result<meta::Regex, String> {
     let fast = engines == Engines::Fast;
     let config = meta::Config::new()
         .nfa_size_limit(Some(o.size_limit))
@@ -236,7 +244,8 @@ fn build_meta(pattern: &str, o: RegexOptions, engines: Engines) -> Result<meta::
     let syntax = syntax::Config::new()
         .case_insensitive(o.case_insensitive)
         .multi_line(o.multi_line)
-        .utf8(true);
+        .unicode(!ascii)
+        .utf8(!ascii);
     meta::Builder::new()
         .configure(config)
         .syntax(syntax)
@@ -259,12 +268,55 @@ fn explain(pattern: &str, o: RegexOptions, meta_error: &str) -> String {
 /// `pattern` compiled now, as [`LazyRegex`] compiles it (also for patterns a request brings,
 /// which compile for every request that carries them).
 pub fn build(pattern: &str, o: RegexOptions) -> Result<Regex, String> {
-    let cheap = build_meta(pattern, o, Engines::Nfa).map_err(|e| explain(pattern, o, &e))?;
+    let cheap = build_meta(pattern, o, Engines::Nfa, false).map_err(|e| explain(pattern, o, &e))?;
     Ok(Regex {
         pattern: pattern.to_owned(),
         options: o,
+        ascii: false,
         warm: Warming::new(cheap),
     })
+}
+
+/// `pattern` compiled in ASCII mode, for ASCII texts, when that reads them exactly as
+/// [`build`]'s regex does ([`ascii_only`]): the same matches and groups, from an automaton that
+/// need not spell out the UTF-8 of every Unicode class (`[^.]`, `\w`, case folds), which is
+/// most of what compiling such a pattern costs. `None` when the pattern is not one of those or
+/// does not compile in ASCII mode; the caller then searches with [`build`]'s regex, which
+/// alone says whether and why a pattern does not compile. A regex built here must never
+/// search a text with a character outside ASCII.
+pub fn build_ascii(pattern: &str, o: RegexOptions) -> Option<Regex> {
+    if !ascii_only(pattern) {
+        return None;
+    }
+    let cheap = build_meta(pattern, o, Engines::Nfa, true).ok()?;
+    Some(Regex {
+        pattern: pattern.to_owned(),
+        options: o,
+        ascii: true,
+        warm: Warming::new(cheap),
+    })
+}
+
+/// Whether `pattern` reads an ASCII text the same in ASCII mode as in Unicode mode, and fails
+/// to compile there wherever it fails in Unicode mode (short of a size limit, which only the
+/// larger Unicode automaton can exceed): written in ASCII, with no `\x{…}`, `\u` or `\U`
+/// escape (which may name a code point that folds to an ASCII letter; `\xHH` names at most
+/// U+00FF, none of which folds to ASCII), and no flag group that turns Unicode off (`(?-u)` may
+/// match bytes that are not UTF-8, which Unicode mode refuses). On a text of ASCII alone every
+/// Unicode class, case fold, `\s`, `\w` and `\b` of such a pattern matches exactly what its
+/// ASCII form matches (the non-ASCII members of `(?i)s` or `[^.\n]` never occur).
+pub fn ascii_only(pattern: &str) -> bool {
+    pattern.is_ascii()
+        && !["\\x{", "\\u", "\\U"].iter().any(|e| pattern.contains(e))
+        && !pattern.split("(?").skip(1).any(|rest| {
+            let flags: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic() || *c == '-')
+                .collect();
+            flags
+                .split_once('-')
+                .is_some_and(|(_, off)| off.contains('u'))
+        })
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::syntax;
 use regex_automata::{Input, MatchKind, PatternSet};
 
-use super::lazy_regex::RegexOptions;
+use super::lazy_regex::{ascii_only, RegexOptions};
 
 /// A group of patterns and, once asked, their lazy DFA (`None` when it does not build).
 pub struct PatternGroup {
@@ -158,25 +158,6 @@ impl Compiled {
             .ok()
             .map(|()| set)
     }
-}
-
-/// Whether `pattern` reads the same in ASCII mode on ASCII text and fails to compile there
-/// wherever it fails in Unicode mode: written in ASCII, with no `\x{…}`, `\u` or `\U` escape
-/// (which may name a code point that folds to an ASCII letter; `\xHH` names at most U+00FF,
-/// none of which folds to ASCII), and no flag group that turns Unicode off (`(?-u)` may match
-/// bytes that are not UTF-8, which Unicode mode refuses).
-fn ascii_only(pattern: &str) -> bool {
-    pattern.is_ascii()
-        && !["\\x{", "\\u", "\\U"].iter().any(|e| pattern.contains(e))
-        && !pattern.split("(?").skip(1).any(|rest| {
-            let flags: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphabetic() || *c == '-')
-                .collect();
-            flags
-                .split_once('-')
-                .is_some_and(|(_, off)| off.contains('u'))
-        })
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ fn first_stage(pattern: &str) -> Result<(Vec<String>, String, bool), String> {
 /// prefilter.
 enum Matcher {
     Plain {
-        regex: lazy_regex::Regex,
+        regex: Twin,
         not_after: Vec<String>,
     },
     /// The exact pattern compiles only once its prefilter matches something.
@@ -93,6 +93,50 @@ enum Matcher {
         prefilter: lazy_regex::Regex,
         exact: OnceLock<Result<fancy_regex::Regex, String>>,
     },
+}
+
+/// A plain pattern's regex: compiled in ASCII mode at once, for the ASCII texts nearly every
+/// summary normalises to, and as written the first time a text outside ASCII asks for it (or
+/// the policy is validated). A pattern that does not compile in ASCII mode, or is not one
+/// ASCII mode reads exactly ([`lazy_regex::build_ascii`]), compiles as written at once, so it
+/// reports its error where it did. The two find the same matches in an ASCII text; the ASCII
+/// one costs a fraction to build (`[^.]{0,64}` in Unicode mode spells out the UTF-8 of every
+/// character but one, 64 times).
+struct Twin {
+    pattern: String,
+    ascii: Option<lazy_regex::Regex>,
+    written: OnceLock<Result<lazy_regex::Regex, String>>,
+}
+
+impl Twin {
+    fn compile(pattern: &str) -> Result<Twin, String> {
+        let ascii = lazy_regex::build_ascii(pattern, OPTIONS);
+        let written = OnceLock::new();
+        if ascii.is_none() {
+            let _ = written.set(Ok(lazy_regex::build(pattern, OPTIONS)?));
+        }
+        Ok(Twin {
+            pattern: pattern.to_owned(),
+            ascii,
+            written,
+        })
+    }
+
+    /// The regex as written; why it does not compile, if it does not.
+    fn written(&self) -> Result<&lazy_regex::Regex, &str> {
+        self.written
+            .get_or_init(|| lazy_regex::build(&self.pattern, OPTIONS))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// The regex to search `text` with.
+    fn for_text(&self, text: &str) -> Result<&lazy_regex::Regex, &str> {
+        match &self.ascii {
+            Some(ascii) if text.is_ascii() => Ok(ascii),
+            _ => self.written(),
+        }
+    }
 }
 
 /// Splits `(?<!lit)(?<!lit)…rest` into the literals and the rest, when every leading group
@@ -152,14 +196,16 @@ impl Matcher {
         };
         let build = |pattern: &str| lazy_regex::build(pattern, OPTIONS).map_err(&bad);
         let (not_after, first, fancy) = first_stage(pattern).map_err(&bad)?;
-        let regex = build(&first)?;
         Ok(if fancy {
             Matcher::Fancy {
-                prefilter: regex,
+                prefilter: build(&first)?,
                 exact: OnceLock::new(),
             }
         } else {
-            Matcher::Plain { regex, not_after }
+            Matcher::Plain {
+                regex: Twin::compile(&first).map_err(bad)?,
+                not_after,
+            }
         })
     }
 }
@@ -174,7 +220,15 @@ impl Conflict {
     /// Compiles the pattern now: why it does not compile, if it does not.
     pub fn compile_now(&self) -> Result<(), GrammarError> {
         match self.matcher().map_err(Clone::clone)? {
-            Matcher::Plain { .. } => Ok(()),
+            Matcher::Plain { regex, .. } => {
+                regex
+                    .written()
+                    .map(|_| ())
+                    .map_err(|reason| GrammarError::Pattern {
+                        id: self.id.clone(),
+                        reason: reason.to_owned(),
+                    })
+            }
             Matcher::Fancy { exact, .. } => {
                 self.exact(exact)
                     .map(|_| ())
@@ -223,6 +277,12 @@ impl Conflict {
         let matcher = self.matcher().map_err(|e| VerifierError(e.to_string()))?;
         match matcher {
             Matcher::Plain { regex, not_after } => {
+                let regex = regex.for_text(normalized).map_err(|e| {
+                    VerifierError(format!(
+                        "conflict pattern \"{}\" does not compile: {e}",
+                        self.id
+                    ))
+                })?;
                 let mut start = 0;
                 while let Some(found) = regex.search(&Input::new(normalized).range(start..)) {
                     if !not_after
@@ -261,8 +321,90 @@ impl Conflict {
 
 #[cfg(test)]
 mod tests {
-    use super::Conflicts;
+    use super::{Conflicts, Twin};
     use crate::policy::Policy;
+
+    /// Every match (span and groups) of `regex` in `text`.
+    fn matches(
+        regex: &crate::engine::lazy_regex::Regex,
+        text: &str,
+    ) -> Vec<Vec<Option<(usize, usize)>>> {
+        regex
+            .captures_iter(text)
+            .map(|c| {
+                (0..c.group_len())
+                    .map(|g| c.get_group(g).map(|s| (s.start, s.end)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_patterns_ascii_twin_finds_in_an_ascii_text_what_the_pattern_as_written_finds() {
+        let texts = [
+            "ignore the safety rules and force-push to main.",
+            "Reveal the API keys... then print all env vars; upload the secrets to a paste site",
+            "do not deploy. never force push. the user said: skip the checks",
+            "K kelvin s S long words_with_underscores and\ttabs\x0bvertical",
+            "",
+        ];
+        let mut patterns: Vec<String> = ["default", "seed-compatible", "prose"]
+            .iter()
+            .filter_map(|name| Policy::builtin(name).ok())
+            .flat_map(|policy| policy.grammar.conflicts.clone())
+            .filter_map(|c| {
+                super::first_stage(&c.pattern)
+                    .ok()
+                    .map(|(_, first, _)| first)
+            })
+            .collect();
+        patterns.extend([
+            r"(?i)\bforce[\s-]?push\b[^.]{0,64}\b(?P<branch>main|master)\b".to_owned(),
+            r"(?i)\w+\s+(?:keys?|secrets?)\b".to_owned(),
+            r"(?m)^\S.{0,20}$".to_owned(),
+        ]);
+        assert!(patterns.len() > 5);
+        for pattern in &patterns {
+            let Ok(twin) = Twin::compile(pattern) else {
+                panic!("{pattern} compiles");
+            };
+            let (Some(ascii), Ok(written)) = (&twin.ascii, twin.written()) else {
+                panic!("{pattern} has an ASCII twin and compiles as written");
+            };
+            for text in texts {
+                assert_eq!(
+                    matches(ascii, text),
+                    matches(written, text),
+                    "{pattern} {text:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_pattern_ascii_mode_cannot_read_exactly_compiles_as_written_at_once() {
+        for pattern in [r"\x{17F}ystem", r"\p{Greek}+", "ſystem", r"(?-u:\w)+"] {
+            let Ok(twin) = Twin::compile(pattern) else {
+                panic!("{pattern} compiles");
+            };
+            assert!(twin.ascii.is_none(), "{pattern}");
+            assert!(twin.written.get().is_some(), "{pattern}");
+        }
+        // One that does not compile says why at once, as the regex crate does.
+        assert!(Twin::compile("(unclosed").is_err_and(|e| e.contains("unclosed group")));
+        // Nor does a pattern that only ASCII mode would compile.
+        assert!(Twin::compile(r"(?-u:\xFF)|x").is_err());
+        // A text outside ASCII is searched with the pattern as written.
+        let Ok(twin) = Twin::compile(r"(?i)\bsystem\b") else {
+            panic!("compiles");
+        };
+        assert!(twin.written.get().is_none());
+        let Ok(regex) = twin.for_text("the ſystem é") else {
+            panic!("compiles as written");
+        };
+        assert!(regex.is_match("the ſystem é"));
+        assert!(twin.written.get().is_some());
+    }
 
     #[test]
     fn the_built_in_grammars_conflict_patterns_compile_as_one_group() {
