@@ -13,7 +13,7 @@ use crate::policy::grammar::ConflictPattern;
 
 use regex_automata::Input;
 
-use super::super::lazy_regex::{self, RegexOptions};
+use super::super::lazy_regex::{self, LazyRegex, RegexOptions};
 use super::super::pattern_set::{Candidates, PatternGroup};
 use super::super::pytext::{self, Normalized};
 use super::super::verifier::VerifierError;
@@ -103,38 +103,27 @@ enum Matcher {
 /// one costs a fraction to build (`[^.]{0,64}` in Unicode mode spells out the UTF-8 of every
 /// character but one, 64 times).
 struct Twin {
-    pattern: String,
     ascii: Option<lazy_regex::Regex>,
-    written: OnceLock<Result<lazy_regex::Regex, String>>,
+    written: LazyRegex,
 }
 
 impl Twin {
     fn compile(pattern: &str) -> Result<Twin, String> {
-        let ascii = lazy_regex::build_ascii(pattern, OPTIONS);
-        let written = OnceLock::new();
-        if ascii.is_none() {
-            let _ = written.set(Ok(lazy_regex::build(pattern, OPTIONS)?));
+        let twin = Twin {
+            ascii: lazy_regex::build_ascii(pattern, OPTIONS),
+            written: LazyRegex::new(pattern, OPTIONS),
+        };
+        if twin.ascii.is_none() {
+            twin.written.get().map_err(str::to_owned)?;
         }
-        Ok(Twin {
-            pattern: pattern.to_owned(),
-            ascii,
-            written,
-        })
-    }
-
-    /// The regex as written; why it does not compile, if it does not.
-    fn written(&self) -> Result<&lazy_regex::Regex, &str> {
-        self.written
-            .get_or_init(|| lazy_regex::build(&self.pattern, OPTIONS))
-            .as_ref()
-            .map_err(String::as_str)
+        Ok(twin)
     }
 
     /// The regex to search `text` with.
     fn for_text(&self, text: &str) -> Result<&lazy_regex::Regex, &str> {
         match &self.ascii {
             Some(ascii) if text.is_ascii() => Ok(ascii),
-            _ => self.written(),
+            _ => self.written.get(),
         }
     }
 }
@@ -222,7 +211,8 @@ impl Conflict {
         match self.matcher().map_err(Clone::clone)? {
             Matcher::Plain { regex, .. } => {
                 regex
-                    .written()
+                    .written
+                    .get()
                     .map(|_| ())
                     .map_err(|reason| GrammarError::Pattern {
                         id: self.id.clone(),
@@ -368,7 +358,7 @@ mod tests {
             let Ok(twin) = Twin::compile(pattern) else {
                 panic!("{pattern} compiles");
             };
-            let (Some(ascii), Ok(written)) = (&twin.ascii, twin.written()) else {
+            let (Some(ascii), Ok(written)) = (&twin.ascii, twin.written.get()) else {
                 panic!("{pattern} has an ASCII twin and compiles as written");
             };
             for text in texts {
@@ -388,7 +378,7 @@ mod tests {
                 panic!("{pattern} compiles");
             };
             assert!(twin.ascii.is_none(), "{pattern}");
-            assert!(twin.written.get().is_some(), "{pattern}");
+            assert!(twin.written.is_compiled(), "{pattern}");
         }
         // One that does not compile says why at once, as the regex crate does.
         assert!(Twin::compile("(unclosed").is_err_and(|e| e.contains("unclosed group")));
@@ -398,12 +388,12 @@ mod tests {
         let Ok(twin) = Twin::compile(r"(?i)\bsystem\b") else {
             panic!("compiles");
         };
-        assert!(twin.written.get().is_none());
+        assert!(!twin.written.is_compiled());
         let Ok(regex) = twin.for_text("the ſystem é") else {
             panic!("compiles as written");
         };
         assert!(regex.is_match("the ſystem é"));
-        assert!(twin.written.get().is_some());
+        assert!(twin.written.is_compiled());
     }
 
     #[test]
