@@ -86,7 +86,7 @@ pub fn run(args: &ScanArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     for s in &report.skipped {
         writeln!(err, "cq scan: skipped \"{}\": {}", shown(&s.path), s.reason)?;
     }
-    let code = write_report(&report, args.json, &scanner, out);
+    let code = write_report(&report, args.json, &scanner, Some(&pool), out);
     // The process exits next: freeing every compiled rule with its lazy-DFA caches, and every
     // finding, one allocation at a time, would only delay it (the scanner of a 10 MiB scan
     // alone: 11 M instructions on the main thread after the last line is printed).
@@ -146,7 +146,7 @@ pub fn run_on(
         scanned: scan_document(scanner, None, text),
         ..Report::default()
     };
-    write_report(&report, json, scanner, out)
+    write_report(&report, json, scanner, None, out)
 }
 
 /// Scans one document: a JSON object or array string by string (keys too) under each one's
@@ -201,16 +201,59 @@ fn text_scanned(text: &str, findings: Vec<Finding>) -> Scanned {
     Scanned { findings, lines }
 }
 
-/// The 1-based line of each finding's start in `text`.
+/// Findings counted or printed together, on one thread of the pool.
+const FINDINGS_A_TASK: usize = 2048;
+
+/// The 1-based line of each finding's start in `text`. Findings in span order are counted in
+/// runs on every thread of the current pool, each run from the start of the one before, and
+/// the runs' counts added up in order; findings out of span order are counted one by one.
 fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
+    use rayon::prelude::*;
     let bytes = text.as_bytes();
-    let (mut at, mut line) = (0, 1);
-    findings
+    let starts: Vec<usize> = findings
         .iter()
-        .map(|f| {
-            let start = f.span.start.min(bytes.len());
+        .map(|f| f.span.start.min(bytes.len()))
+        .collect();
+    if !starts.is_sorted() {
+        return lines_one_by_one(bytes, &starts);
+    }
+    // Each run's newlines before each of its findings, counted from the run's first finding's
+    // predecessor (or the text's start).
+    let runs: Vec<Vec<usize>> = starts
+        .par_chunks(FINDINGS_A_TASK)
+        .enumerate()
+        .map(|(i, run)| {
+            let mut at = (i * FINDINGS_A_TASK)
+                .checked_sub(1)
+                .map_or(0, |before| starts[before]);
+            let mut newlines = 0;
+            run.iter()
+                .map(|&start| {
+                    newlines += memchr::memchr_iter(b'\n', &bytes[at..start]).count();
+                    at = start;
+                    newlines
+                })
+                .collect()
+        })
+        .collect();
+    let mut lines = Vec::with_capacity(starts.len());
+    let mut before = 1;
+    for run in runs {
+        let last = run.last().copied().unwrap_or(0);
+        lines.extend(run.into_iter().map(|n| Some(before + n)));
+        before += last;
+    }
+    lines
+}
+
+/// [`line_numbers`] for findings in any order: each counted from the one before, or from the
+/// text's start when it starts earlier.
+fn lines_one_by_one(bytes: &[u8], starts: &[usize]) -> Vec<Option<usize>> {
+    let (mut at, mut line) = (0, 1);
+    starts
+        .iter()
+        .map(|&start| {
             if start < at {
-                // Findings come in span order; one out of order is counted from the start.
                 (at, line) = (0, 1);
             }
             line += memchr::memchr_iter(b'\n', &bytes[at..start]).count();
@@ -243,46 +286,41 @@ fn shown(s: &str) -> String {
     sanitize::line(s)
 }
 
-/// How much printed text [`write_report`] gathers before handing it on.
-const FLUSH_AT: usize = 64 << 10;
+/// Findings printed in one piece, on one thread of the pool.
+const PRINTED_A_TASK: usize = 512;
+/// How many pieces a thread formats in each batch [`write_report`] writes: a batch's text is
+/// freed before the next is formatted, so each batch reuses the memory of the one before.
+const PIECES_A_THREAD: usize = 2;
 
+/// Prints `report` to `out`: its findings' lines formatted in parallel on `pool` (or the
+/// current pool), a batch at a time, and written in order.
 fn write_report(
     report: &Report,
     json: bool,
     scanner: &Scanner,
+    pool: Option<&rayon::ThreadPool>,
     out: &mut dyn Write,
 ) -> anyhow::Result<i32> {
     let scanned = &report.scanned;
     if json {
         writeln!(out, "{}", render_json(scanner, report))?;
     } else {
-        // Lines are written into one buffer, handed on every 64 KiB: a large scan prints
-        // hundreds of thousands of them. Most findings share their field's path, shown once.
-        let mut buffer = String::with_capacity(FLUSH_AT + 1024);
-        let mut path: Option<(&str, String)> = None;
-        for (f, line) in scanned.findings.iter().zip(&scanned.lines) {
-            let field = match &path {
-                Some((raw, shown_path)) if *raw == f.field_path => shown_path,
-                _ => &path.insert((f.field_path.as_str(), shown(&f.field_path))).1,
+        let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+        let batch = PRINTED_A_TASK * PIECES_A_THREAD * threads;
+        for (findings, lines) in scanned
+            .findings
+            .chunks(batch)
+            .zip(scanned.lines.chunks(batch))
+        {
+            let render = || finding_lines(findings, lines);
+            let pieces = match pool {
+                Some(pool) => pool.install(render),
+                None => render(),
             };
-            let mut number = itoa::Buffer::new();
-            for part in [&f.rule_id, "\t", f.category.as_str(), "\t", field, "\t"] {
-                buffer.push_str(part);
-            }
-            buffer.push_str(number.format(f.span.start));
-            buffer.push_str("..");
-            buffer.push_str(number.format(f.span.end));
-            buffer.push('\t');
-            buffer.push_str(line.map_or("-", |l| number.format(l)));
-            for part in ["\t", f.confidence.as_str(), "\t", MASK, "\n"] {
-                buffer.push_str(part);
-            }
-            if buffer.len() >= FLUSH_AT {
-                out.write_all(buffer.as_bytes())?;
-                buffer.clear();
+            for piece in pieces {
+                out.write_all(piece.as_bytes())?;
             }
         }
-        out.write_all(buffer.as_bytes())?;
         if scanned.findings.is_empty() {
             let files = match report.files {
                 Some(n) => format!(" in {n} files, {} skipped", report.skipped.len()),
@@ -297,6 +335,39 @@ fn write_report(
         }
     }
     Ok(i32::from(!scanned.findings.is_empty()))
+}
+
+/// The printed lines of `findings` (with their `lines`), in pieces formatted on every thread
+/// of the current pool. Most findings share their field's path, shown once a piece.
+fn finding_lines(findings: &[Finding], lines: &[Option<usize>]) -> Vec<String> {
+    use rayon::prelude::*;
+    findings
+        .par_chunks(PRINTED_A_TASK)
+        .zip(lines.par_chunks(PRINTED_A_TASK))
+        .map(|(findings, lines)| {
+            let mut piece = String::with_capacity(findings.len() * 96);
+            let mut path: Option<(&str, String)> = None;
+            for (f, line) in findings.iter().zip(lines) {
+                let field = match &path {
+                    Some((raw, shown_path)) if *raw == f.field_path => shown_path,
+                    _ => &path.insert((f.field_path.as_str(), shown(&f.field_path))).1,
+                };
+                let mut number = itoa::Buffer::new();
+                for part in [&f.rule_id, "\t", f.category.as_str(), "\t", field, "\t"] {
+                    piece.push_str(part);
+                }
+                piece.push_str(number.format(f.span.start));
+                piece.push_str("..");
+                piece.push_str(number.format(f.span.end));
+                piece.push('\t');
+                piece.push_str(line.map_or("-", |l| number.format(l)));
+                for part in ["\t", f.confidence.as_str(), "\t", MASK, "\n"] {
+                    piece.push_str(part);
+                }
+            }
+            piece
+        })
+        .collect()
 }
 
 fn json_string(s: &str) -> String {
@@ -367,4 +438,77 @@ fn relative(root: &Path, path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::{Category, Confidence};
+
+    fn finding(start: usize, field_path: &str) -> Finding {
+        Finding {
+            rule_id: format!("rule-{}", start % 7),
+            category: Category::Credential,
+            field_path: field_path.to_owned(),
+            span: start..start + 3,
+            confidence: Confidence::High,
+        }
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// A text of lines of every length from 0 to 40, and findings at every 3rd byte: many
+    /// runs of findings, some starting on a line break.
+    fn text_and_findings() -> (String, Vec<Finding>) {
+        let text: String = (0..3000).map(|i| "x".repeat(i % 41) + "\n").collect();
+        let findings = (0..text.len())
+            .step_by(3)
+            .map(|at| finding(at, "text"))
+            .collect();
+        (text, findings)
+    }
+
+    #[test]
+    fn lines_counted_in_runs_are_the_lines_counted_one_by_one_on_any_pool() {
+        let (text, mut findings) = text_and_findings();
+        assert!(findings.len() > 4 * FINDINGS_A_TASK);
+        let starts = |f: &[Finding]| f.iter().map(|f| f.span.start).collect::<Vec<_>>();
+        let expected = lines_one_by_one(text.as_bytes(), &starts(&findings));
+        assert_eq!(expected[0], Some(1));
+        assert_eq!(expected.last().copied().flatten(), Some(3000));
+        for threads in [1, 2, 3] {
+            let lines = pool(threads).install(|| line_numbers(&text, &findings));
+            assert_eq!(lines, expected, "{threads} threads");
+        }
+        // Out of span order, each is still counted from the start of the text when needed.
+        findings.swap(10, 5000);
+        let lines = pool(2).install(|| line_numbers(&text, &findings));
+        assert_eq!(lines, lines_one_by_one(text.as_bytes(), &starts(&findings)));
+        assert_eq!(lines[10], expected[5000]);
+        assert_eq!(lines[5000], expected[10]);
+    }
+
+    #[test]
+    fn the_listing_is_the_same_on_any_pool_with_each_field_path_shown_safely() {
+        let (text, mut findings) = text_and_findings();
+        findings[4100].field_path = "evil\u{1b}[2Jpath".to_owned();
+        let lines = line_numbers(&text, &findings);
+        let listing = |threads| pool(threads).install(|| finding_lines(&findings, &lines).concat());
+        let one = listing(1);
+        assert_eq!(listing(3), one);
+        let printed: Vec<&str> = one.lines().collect();
+        assert_eq!(printed.len(), findings.len());
+        assert_eq!(
+            printed[0],
+            "rule-0\tcredential\ttext\t0..3\t1\thigh\t********"
+        );
+        assert!(!printed[4100].contains('\u{1b}'), "{}", printed[4100]);
+        assert!(printed[4101].starts_with("rule-"), "{}", printed[4101]);
+        assert!(printed[4101].contains("\ttext\t"), "{}", printed[4101]);
+    }
 }

@@ -1,9 +1,12 @@
-//! `cq scan` as a process on one worker and on every core: the bench corpus as one file, as ten
-//! copies of it in one file, and as a directory of its fields, each written under the target
-//! directory. The one-worker and every-core runs alternate, so drifting load hits both alike;
-//! each is timed with its output discarded, and one more run of each is compared byte for byte
-//! (the listing must not depend on the number of threads). Prints the best and the median of
-//! each, and both speed-ups, with the one-minute load average at the row's end.
+//! `cq scan` as a process on one core, on one worker and on every core: the bench corpus as one
+//! file, as ten copies of it in one file, and as a directory of its fields, each written under
+//! the target directory. "One core" is `--jobs 1` pinned to the first CPU (`taskset -c 0`, as
+//! in the bulk bench): the process's other thread, which loads the rules while the worker reads
+//! the input, then shares that core. The runs alternate, so drifting load hits all alike; each
+//! is timed with its output discarded, and one more run of each is compared byte for byte (the
+//! listing must not depend on the number of threads). Prints the best and the median of each,
+//! and the speed-ups of every core against one core and against one worker, with the one-minute
+//! load average at the row's end. Without `taskset`, the one-core columns say so.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,7 +23,7 @@ struct Input {
 pub fn run(target: &Path, text: &str, parts: &[&str], load_average: &dyn Fn() -> String) {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     println!(
-        "## `cq scan` as a process, `--jobs 1` and `--jobs {cores}` alternating (default rules)\n"
+        "## `cq scan` as a process on one core, `--jobs 1` and `--jobs {cores}`, alternating (default rules)\n"
     );
     let mut inputs = Vec::new();
     let file = target.join("bench-scan-corpus.txt");
@@ -55,24 +58,42 @@ pub fn run(target: &Path, text: &str, parts: &[&str], load_average: &dyn Fn() ->
         path: dir,
         runs: 15,
     });
-    println!("| input | runs | `--jobs 1` best / median | `--jobs {cores}` best / median | speed-up, best | speed-up, medians | findings | load average |");
-    println!("|---|---|---|---|---|---|---|---|");
+    let pinning = Command::new("taskset")
+        .args(["-c", "0", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    println!("| input | runs | one core best / median | `--jobs 1` best / median | `--jobs {cores}` best / median | speed-up against one core, best / medians | against `--jobs 1`, best / medians | findings | load average |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let secs = |d: Duration| d.as_secs_f64();
     for input in &inputs {
-        match measure(input, cores) {
-            Ok(m) => println!(
-                "| {} | {} | {:.3} / {:.3} s | {:.3} / {:.3} s | {:.2}x | {:.2}x | {} | {} |",
-                input.name,
-                input.runs,
-                m.one.0.as_secs_f64(),
-                m.one.1.as_secs_f64(),
-                m.many.0.as_secs_f64(),
-                m.many.1.as_secs_f64(),
-                m.one.0.as_secs_f64() / m.many.0.as_secs_f64(),
-                m.one.1.as_secs_f64() / m.many.1.as_secs_f64(),
-                m.findings,
-                load_average()
-            ),
-            Err(e) => println!("| {} | not measured: {e} | | | | | | |", input.name),
+        match measure(input, cores, pinning) {
+            Ok(m) => {
+                let (pinned, against_pinned) = match m.pinned {
+                    Some(p) => (
+                        format!("{:.3} / {:.3} s", secs(p.0), secs(p.1)),
+                        format!(
+                            "{:.2}x / {:.2}x",
+                            secs(p.0) / secs(m.many.0),
+                            secs(p.1) / secs(m.many.1)
+                        ),
+                    ),
+                    None => ("no `taskset`".to_owned(), String::new()),
+                };
+                println!(
+                    "| {} | {} | {pinned} | {:.3} / {:.3} s | {:.3} / {:.3} s | {against_pinned} | {:.2}x / {:.2}x | {} | {} |",
+                    input.name,
+                    input.runs,
+                    secs(m.one.0),
+                    secs(m.one.1),
+                    secs(m.many.0),
+                    secs(m.many.1),
+                    secs(m.one.0) / secs(m.many.0),
+                    secs(m.one.1) / secs(m.many.1),
+                    m.findings,
+                    load_average()
+                );
+            }
+            Err(e) => println!("| {} | not measured: {e} | | | | | | | |", input.name),
         }
     }
     println!();
@@ -91,34 +112,59 @@ fn write_fields(dir: &Path, parts: &[&str]) -> std::io::Result<()> {
 }
 
 struct Measured {
-    /// Best and median wall time of each.
+    /// Best and median wall time of each: one core (when `taskset` runs), one worker, every
+    /// core.
+    pinned: Option<(Duration, Duration)>,
     one: (Duration, Duration),
     many: (Duration, Duration),
     findings: usize,
 }
 
-fn measure(input: &Input, cores: usize) -> Result<Measured, String> {
-    let listing = |jobs: usize| -> Result<Vec<u8>, String> {
-        let out = scan(&input.path, jobs)
+/// How one run is made: the number of workers, and whether pinned to the first CPU.
+#[derive(Clone, Copy)]
+struct Variant {
+    jobs: usize,
+    pinned: bool,
+}
+
+fn measure(input: &Input, cores: usize, pinning: bool) -> Result<Measured, String> {
+    let one = Variant {
+        jobs: 1,
+        pinned: false,
+    };
+    let many = Variant {
+        jobs: cores,
+        pinned: false,
+    };
+    let pinned = pinning.then_some(Variant {
+        jobs: 1,
+        pinned: true,
+    });
+    let listing = |v: Variant| -> Result<Vec<u8>, String> {
+        let out = scan(&input.path, v)
             .output()
             .map_err(|e| format!("cannot run cq: {e}"))?;
         match out.status.code() {
             Some(0 | 1) => Ok(out.stdout),
             _ => Err(format!(
-                "cq scan --jobs {jobs} failed: {}",
+                "cq scan --jobs {} failed: {}",
+                v.jobs,
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
         }
     };
-    let one = listing(1)?;
-    if listing(cores)? != one {
-        return Err(format!(
-            "the listing on {cores} threads differs from one thread's"
-        ));
+    let first = listing(one)?;
+    for v in pinned.into_iter().chain([many]) {
+        if listing(v)? != first {
+            return Err(format!(
+                "the listing of --jobs {} (pinned: {}) differs from one worker's",
+                v.jobs, v.pinned
+            ));
+        }
     }
-    let timed = |jobs: usize| -> Result<Duration, String> {
+    let timed = |v: Variant| -> Result<Duration, String> {
         let start = Instant::now();
-        let status = scan(&input.path, jobs)
+        let status = scan(&input.path, v)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -126,25 +172,41 @@ fn measure(input: &Input, cores: usize) -> Result<Measured, String> {
         let took = start.elapsed();
         match status.code() {
             Some(0 | 1) => Ok(took),
-            _ => Err(format!("cq scan --jobs {jobs} failed")),
+            _ => Err(format!("cq scan --jobs {} failed", v.jobs)),
         }
     };
-    let (mut ones, mut manys) = (Vec::new(), Vec::new());
+    let (mut pins, mut ones, mut manys) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..input.runs {
-        ones.push(timed(1)?);
-        manys.push(timed(cores)?);
+        if let Some(v) = pinned {
+            pins.push(timed(v)?);
+        }
+        ones.push(timed(one)?);
+        manys.push(timed(many)?);
     }
-    let findings = one.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count();
+    let findings = first
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     Ok(Measured {
+        pinned: pinned.map(|_| best_and_median(&mut pins)),
         one: best_and_median(&mut ones),
         many: best_and_median(&mut manys),
         findings,
     })
 }
 
-fn scan(path: &Path, jobs: usize) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cq"));
-    c.arg("scan").arg(path).args(["--jobs", &jobs.to_string()]);
+fn scan(path: &Path, v: Variant) -> Command {
+    let mut c = match v.pinned {
+        true => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", "0", env!("CARGO_BIN_EXE_cq")]);
+            c
+        }
+        false => Command::new(env!("CARGO_BIN_EXE_cq")),
+    };
+    c.arg("scan")
+        .arg(path)
+        .args(["--jobs", &v.jobs.to_string()]);
     c
 }
 
