@@ -33,6 +33,7 @@ mod redact;
 mod rule;
 mod sets;
 mod shape;
+mod spare;
 mod validate;
 mod values;
 mod whole;

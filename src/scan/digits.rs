@@ -193,8 +193,16 @@ fn joiner(b: u8) -> bool {
 }
 
 /// Clusters of digits in `bytes`: digit groups separated by one or two joiner bytes.
+#[cfg(test)]
 pub(super) fn clusters(bytes: &[u8]) -> Vec<Cluster> {
     let mut out = Vec::new();
+    clusters_into(bytes, &mut out);
+    out
+}
+
+/// [`clusters`] into `out`, which is cleared first.
+pub(super) fn clusters_into(bytes: &[u8], out: &mut Vec<Cluster>) {
+    out.clear();
     let mut i = 0;
     while let Some(at) = next_digit(bytes, i) {
         i = at;
@@ -222,7 +230,6 @@ pub(super) fn clusters(bytes: &[u8]) -> Vec<Cluster> {
             digits,
         });
     }
-    out
 }
 
 /// The first digit at or after `from`. Most text holds few digits, so it tests 8 bytes at a

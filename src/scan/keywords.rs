@@ -12,7 +12,6 @@
 
 mod streams;
 
-use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -132,16 +131,26 @@ impl Keywords {
     }
 }
 
-/// `bytes` in ASCII lower case, in `buffer` when it fits (most fields the gate scans are short).
-pub(super) fn lowered<'a>(bytes: &[u8], buffer: &'a mut [u8; SMALL_FIELD]) -> Cow<'a, [u8]> {
-    match buffer.get_mut(..bytes.len()) {
+/// `bytes` in ASCII lower case: in `buffer` when it fits (most fields the gate scans are
+/// short), else in `spare` (see [`super::spare`]).
+pub(super) fn lowered<'a>(
+    bytes: &[u8],
+    buffer: &'a mut [u8; SMALL_FIELD],
+    spare: &'a mut Vec<u8>,
+) -> &'a [u8] {
+    let lower: &'a mut [u8] = match buffer.get_mut(..bytes.len()) {
         Some(small) => {
             small.copy_from_slice(bytes);
-            small.make_ascii_lowercase();
-            Cow::Borrowed(small)
+            small
         }
-        None => Cow::Owned(bytes.to_ascii_lowercase()),
-    }
+        None => {
+            spare.clear();
+            spare.extend_from_slice(bytes);
+            spare
+        }
+    };
+    lower.make_ascii_lowercase();
+    lower
 }
 
 /// Merged byte windows around sorted keyword positions, widened to whole lines (bounded).
@@ -256,7 +265,12 @@ mod tests {
         let work = Arc::new(Work::default());
         let k = Keywords::new(scanner.rules(), Arc::clone(&work)).unwrap();
         let text = b"The API_KEY=x and apikey \"y\"; Password: z; ghp_ token PASS_WORD";
-        let hits = |text: &[u8]| k.hits(&lowered(text, &mut [0; SMALL_FIELD]), &k.rules_of);
+        let hits = |text: &[u8]| {
+            k.hits(
+                lowered(text, &mut [0; SMALL_FIELD], &mut Vec::new()),
+                &k.rules_of,
+            )
+        };
         // A long text, walked in streams: the text's hits at each copy's offset.
         let line = [&text[..], b"\n"].concat();
         let long = line.repeat(41);

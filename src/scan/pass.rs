@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::joined::Joined;
 use super::pivot::{self, Pivot};
-use super::{decode, digits, keywords, rule, Confidence, RawMatch, Scanner};
+use super::{decode, digits, keywords, rule, spare, Confidence, RawMatch, Scanner};
 
 /// A field at least this long, scanned on a pool, has its keyword rules searched in shares that
 /// other threads of the pool may take (a chunk of a large file is about 1 MiB).
@@ -101,11 +101,15 @@ impl Scanner {
         // The keywords are found in the lower-cased field, where the rules that ignore case
         // are searched too.
         let mut buffer = [0; keywords::SMALL_FIELD];
-        let lower = keywords::lowered(bytes, &mut buffer);
+        let mut spare = match bytes.len() > keywords::SMALL_FIELD {
+            true => spare::take(&spare::BYTES),
+            false => Vec::new(),
+        };
+        let lower = keywords::lowered(bytes, &mut buffer, &mut spare);
         // (rule, keyword position) pairs, so a field without keyword hits allocates little.
-        let hits = self.keywords.hits(&lower, &self.keyword_rules);
+        let hits = self.keywords.hits(lower, &self.keyword_rules);
         let by = rule::By {
-            lower: Some(&lower),
+            lower: Some(lower),
             ..rule::By::default()
         };
         let groups: Vec<&[(usize, usize)]> = hits.chunk_by(|a, b| a.0 == b.0).collect();
@@ -114,6 +118,7 @@ impl Scanner {
         let on_pool = bytes.len() >= SHARED_ABOVE && rayon::current_thread_index().is_some();
         let depth = if on_pool { SHARES_LOG2 } else { 0 };
         let mut out = self.search_groups(text, &groups, by, depth);
+        spare::give(&spare::BYTES, spare);
         self.keep_in_context(text, &mut out);
         out
     }
@@ -177,11 +182,11 @@ impl Scanner {
                 .always
                 .iter()
                 .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some());
-        let clusters = if needs_clusters {
-            digits::clusters(bytes)
-        } else {
-            Vec::new()
-        };
+        let mut clusters = Vec::new();
+        if needs_clusters {
+            clusters = spare::take(&spare::CLUSTERS);
+            digits::clusters_into(bytes, &mut clusters);
+        }
         if let (Some(d), false) = (&self.digit_rules, clusters.is_empty()) {
             self.scan_digit_rules(d, text, &clusters, &mut out);
         }
@@ -195,6 +200,7 @@ impl Scanner {
                 }
             }
         }
+        spare::give(&spare::CLUSTERS, clusters);
         let groups = self.whole.to_run(&self.rules, bytes);
         let pivots: Vec<Option<&Pivot>> = groups.iter().map(|g| self.rules[g[0]].pivot()).collect();
         // A long field's pivot bytes as bits, once for every rule searched by them.
