@@ -4,10 +4,10 @@
 //! lower-case keywords, which finds exactly what a case-insensitive automaton would, with an
 //! automaton half the size.
 //!
-//! Two automata answer the same: a contiguous NFA, built in a fraction of a millisecond when the
-//! scanner is, and a DFA, three to four times faster per byte but costlier to build, built once
-//! the pack is in a bulk scan (see `work`: it has scanned enough text, or enough fields, to
-//! repay it). Which one runs never changes a hit. Either is walked over a long field in several
+//! Two automata answer the same: a noncontiguous NFA, built in a fraction of a millisecond when
+//! the scanner is, and a DFA, several times faster per byte but costlier to build, built from
+//! that NFA once the pack is in a bulk scan (see `work`: it has scanned enough text, or enough
+//! fields, to repay it). Which one runs never changes a hit. Either is walked over a long field in several
 //! streams at once (see `streams`).
 
 mod streams;
@@ -15,7 +15,7 @@ mod streams;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{dfa, nfa::contiguous, MatchKind};
+use aho_corasick::{dfa, nfa::noncontiguous, MatchKind};
 
 use super::rule::{Rule, RuleError};
 use super::work::Work;
@@ -27,10 +27,9 @@ pub(super) const SMALL_FIELD: usize = 512;
 /// narrowed from one rule pack.
 #[derive(Debug)]
 pub(super) struct Keywords {
-    /// Lower-case keywords in pattern order, and the rules each one selects.
-    patterns: Vec<String>,
+    /// The rules each lower-case keyword (in pattern order) selects.
     pub rules_of: Vec<Vec<usize>>,
-    nfa: Option<contiguous::NFA>,
+    nfa: Option<noncontiguous::NFA>,
     dfa: OnceLock<Option<dfa::DFA>>,
     /// The pack's work, which the fields scanned here add to: the DFA is built once it is a
     /// bulk scan.
@@ -62,7 +61,7 @@ impl Keywords {
             None
         } else {
             Some(
-                contiguous::Builder::new()
+                noncontiguous::Builder::new()
                     .match_kind(MatchKind::Standard)
                     .prefilter(false)
                     .build(&patterns)
@@ -72,7 +71,6 @@ impl Keywords {
             )
         };
         Ok(Keywords {
-            patterns,
             rules_of,
             nfa,
             dfa: OnceLock::new(),
@@ -88,10 +86,11 @@ impl Keywords {
     fn dfa(&self) -> Option<&dfa::DFA> {
         self.dfa
             .get_or_init(|| {
+                let nfa = self.nfa.as_ref()?;
                 dfa::Builder::new()
                     .match_kind(MatchKind::Standard)
                     .prefilter(false)
-                    .build(&self.patterns)
+                    .build_from_noncontiguous(nfa)
                     .ok()
             })
             .as_ref()

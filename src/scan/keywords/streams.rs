@@ -97,7 +97,7 @@ fn report<A: Automaton>(
 
 #[cfg(test)]
 mod tests {
-    use aho_corasick::{dfa, nfa::contiguous, AhoCorasick, MatchKind};
+    use aho_corasick::{dfa, nfa::noncontiguous, AhoCorasick, MatchKind};
 
     use super::*;
 
@@ -124,13 +124,16 @@ mod tests {
 
     fn check(patterns: &[&str], hay: &[u8]) -> Result<(), String> {
         let want = expected(patterns, hay);
-        let dfa = dfa::Builder::new()
+        // As the keyword prefilter builds them: the DFA from the NFA.
+        let nfa = noncontiguous::Builder::new()
             .match_kind(MatchKind::Standard)
+            .prefilter(false)
             .build(patterns)
             .unwrap();
-        let nfa = contiguous::Builder::new()
+        let dfa = dfa::Builder::new()
             .match_kind(MatchKind::Standard)
-            .build(patterns)
+            .prefilter(false)
+            .build_from_noncontiguous(&nfa)
             .unwrap();
         for (name, got) in [("dfa", streamed(&dfa, hay)), ("nfa", streamed(&nfa, hay))] {
             if got != want {
