@@ -34,9 +34,12 @@ thread_local! {
     pub(super) static CLUSTERS: Spares<Cluster> = const { Spares::new() };
 }
 
-/// An empty vector: one of this thread's spares when it has one.
+/// An empty vector: one of this thread's spares when it has one (never a panic: a thread being
+/// torn down, or a kind already borrowed, gives a fresh one).
 pub(super) fn take<T: 'static>(kind: &'static LocalKey<Spares<T>>) -> Vec<T> {
-    kind.with(|s| s.0.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+    kind.try_with(|s| s.0.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+        .ok()
+        .flatten()
         .unwrap_or_default()
 }
 
@@ -46,7 +49,8 @@ pub(super) fn give<T: 'static>(kind: &'static LocalKey<Spares<T>>, mut v: Vec<T>
         return;
     }
     v.clear();
-    kind.with(|s| {
+    // A thread being torn down keeps nothing.
+    let _ = kind.try_with(|s| {
         if let Ok(mut s) = s.0.try_borrow_mut() {
             if s.len() < KEPT {
                 s.push(v);
