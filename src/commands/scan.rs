@@ -223,17 +223,10 @@ fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
         .par_chunks(FINDINGS_A_TASK)
         .enumerate()
         .map(|(i, run)| {
-            let mut at = (i * FINDINGS_A_TASK)
+            let at = (i * FINDINGS_A_TASK)
                 .checked_sub(1)
                 .map_or(0, |before| starts[before]);
-            let mut newlines = 0;
-            run.iter()
-                .map(|&start| {
-                    newlines += memchr::memchr_iter(b'\n', &bytes[at..start]).count();
-                    at = start;
-                    newlines
-                })
-                .collect()
+            counted_from(bytes, at, 0, run)
         })
         .collect();
     let mut lines = Vec::with_capacity(starts.len());
@@ -246,10 +239,17 @@ fn line_numbers(text: &str, findings: &[Finding]) -> Vec<Option<usize>> {
     lines
 }
 
-/// [`line_numbers`] for findings in any order: each counted from the one before, or from the
-/// text's start when it starts earlier.
+/// [`line_numbers`] for findings in any order.
 fn lines_one_by_one(bytes: &[u8], starts: &[usize]) -> Vec<Option<usize>> {
-    let (mut at, mut line) = (0, 1);
+    counted_from(bytes, 0, 1, starts)
+        .into_iter()
+        .map(Some)
+        .collect()
+}
+
+/// `line` plus the newlines from `at` to each of `starts`, each counted from the one before,
+/// or from the text's start (line 1) when it starts earlier.
+fn counted_from(bytes: &[u8], mut at: usize, mut line: usize, starts: &[usize]) -> Vec<usize> {
     starts
         .iter()
         .map(|&start| {
@@ -258,7 +258,7 @@ fn lines_one_by_one(bytes: &[u8], starts: &[usize]) -> Vec<Option<usize>> {
             }
             line += memchr::memchr_iter(b'\n', &bytes[at..start]).count();
             at = start;
-            Some(line)
+            line
         })
         .collect()
 }

@@ -101,10 +101,7 @@ impl Scanner {
         // The keywords are found in the lower-cased field, where the rules that ignore case
         // are searched too.
         let mut buffer = [0; keywords::SMALL_FIELD];
-        let mut spare = match bytes.len() > keywords::SMALL_FIELD {
-            true => spare::take(&spare::BYTES),
-            false => Vec::new(),
-        };
+        let mut spare = spare::take(&spare::BYTES);
         let lower = keywords::lowered(bytes, &mut buffer, &mut spare);
         // (rule, keyword position) pairs, so a field without keyword hits allocates little.
         let hits = self.keywords.hits(lower, &self.keyword_rules);

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "variant.rs"]
+mod variant;
+use variant::Variant;
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -20,21 +24,8 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// How a row's command runs: its `--jobs`, and whether it is pinned to one core.
-#[derive(Clone, Copy)]
-struct Variant {
-    jobs: usize,
-    pinned: bool,
-}
-
 fn cq(home: &Path, variant: Variant) -> Command {
-    let mut command = if variant.pinned {
-        let mut c = Command::new("taskset");
-        c.args(["-c", "0", env!("CARGO_BIN_EXE_cq")]);
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_cq"))
-    };
+    let mut command = variant.command();
     command
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
@@ -142,31 +133,16 @@ fn main() {
     let runs = env_usize("CQ_BENCH_RUNS", 3).max(1);
     let count = env_usize("CQ_BENCH_REQUESTS", 3000).max(1);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pinning = Command::new("taskset")
-        .args(["-c", "0", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
+    let pinning = variant::pinning();
     let mut variants = Vec::new();
     if pinning {
-        variants.push(Variant {
-            jobs: 1,
-            pinned: true,
-        });
+        variants.push(Variant::one_core());
     }
-    variants.push(Variant {
-        jobs: 1,
-        pinned: false,
-    });
+    variants.push(Variant::jobs(1));
     if cores > 1 {
-        variants.push(Variant {
-            jobs: cores,
-            pinned: false,
-        });
+        variants.push(Variant::jobs(cores));
     }
-    let plain = Variant {
-        jobs: 1,
-        pinned: false,
-    };
+    let plain = Variant::jobs(1);
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
     let file = home.join("requests.jsonl");

@@ -35,6 +35,8 @@ mod peers;
 mod processes;
 #[path = "scan/startup.rs"]
 mod startup;
+#[path = "variant.rs"]
+mod variant;
 
 const CORPUS_BYTES: usize = 10 * 1024 * 1024;
 /// Fields are scanned in pieces of about this size, like the string leaves of a summary.

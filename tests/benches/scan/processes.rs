@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use crate::variant::Variant;
 use std::time::{Duration, Instant};
 
 /// One input and how many times each thread count runs on it.
@@ -58,10 +60,7 @@ pub fn run(target: &Path, text: &str, parts: &[&str], load_average: &dyn Fn() ->
         path: dir,
         runs: 15,
     });
-    let pinning = Command::new("taskset")
-        .args(["-c", "0", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
+    let pinning = crate::variant::pinning();
     println!("| input | runs | one core best / median | `--jobs 1` best / median | `--jobs {cores}` best / median | speed-up against one core, best / medians | against `--jobs 1`, best / medians | findings | load average |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let secs = |d: Duration| d.as_secs_f64();
@@ -120,26 +119,10 @@ struct Measured {
     findings: usize,
 }
 
-/// How one run is made: the number of workers, and whether pinned to the first CPU.
-#[derive(Clone, Copy)]
-struct Variant {
-    jobs: usize,
-    pinned: bool,
-}
-
 fn measure(input: &Input, cores: usize, pinning: bool) -> Result<Measured, String> {
-    let one = Variant {
-        jobs: 1,
-        pinned: false,
-    };
-    let many = Variant {
-        jobs: cores,
-        pinned: false,
-    };
-    let pinned = pinning.then_some(Variant {
-        jobs: 1,
-        pinned: true,
-    });
+    let one = Variant::jobs(1);
+    let many = Variant::jobs(cores);
+    let pinned = pinning.then(Variant::one_core);
     let listing = |v: Variant| -> Result<Vec<u8>, String> {
         let out = scan(&input.path, v)
             .output()
@@ -196,14 +179,7 @@ fn measure(input: &Input, cores: usize, pinning: bool) -> Result<Measured, Strin
 }
 
 fn scan(path: &Path, v: Variant) -> Command {
-    let mut c = match v.pinned {
-        true => {
-            let mut c = Command::new("taskset");
-            c.args(["-c", "0", env!("CARGO_BIN_EXE_cq")]);
-            c
-        }
-        false => Command::new(env!("CARGO_BIN_EXE_cq")),
-    };
+    let mut c = v.command();
     c.arg("scan")
         .arg(path)
         .args(["--jobs", &v.jobs.to_string()]);
