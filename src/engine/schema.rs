@@ -35,12 +35,32 @@ const CLAIM_FIELDS: [&str; 6] = [
     "status",
 ];
 
+/// Where a value sits in the output (`preserved_constraint_claims[3].status`), written out only
+/// when a violation is reported there: a valid output, which is most, builds no path.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Item(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(Path::Root, name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Item(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
 struct Errors(Vec<SchemaError>);
 
 impl Errors {
-    fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
+    fn push(&mut self, path: Path<'_>, message: impl Into<String>) {
         self.0.push(SchemaError {
-            path: path.into(),
+            path: path.to_string(),
             message: message.into(),
         });
     }
@@ -48,7 +68,7 @@ impl Errors {
     fn closed_object<'a>(
         &mut self,
         value: &'a Value,
-        path: &str,
+        path: Path<'_>,
         fields: &[&str],
     ) -> Option<&'a std::collections::BTreeMap<String, Value>> {
         let Some(map) = value.as_object() else {
@@ -60,7 +80,7 @@ impl Errors {
         };
         for field in fields {
             if !map.contains_key(*field) {
-                self.push(join(path, field), "field is missing");
+                self.push(Path::Field(&path, field), "field is missing");
             }
         }
         for key in map.keys() {
@@ -72,7 +92,7 @@ impl Errors {
                     "(withheld)".to_owned()
                 };
                 self.push(
-                    join(path, &name),
+                    Path::Field(&path, &name),
                     format!("extra field {shown} is not allowed"),
                 );
             }
@@ -80,10 +100,17 @@ impl Errors {
         Some(map)
     }
 
-    fn string(&mut self, value: Option<&Value>, path: &str, min_chars: usize) -> Option<String> {
+    fn string(
+        &mut self,
+        value: Option<&Value>,
+        path: Path<'_>,
+        min_chars: usize,
+    ) -> Option<String> {
         let value = value?;
         match value.as_str() {
-            Some(text) if text.chars().count() >= min_chars => Some(text.to_owned()),
+            Some(text) if min_chars == 0 || text.chars().nth(min_chars - 1).is_some() => {
+                Some(text.to_owned())
+            }
             Some(_) => {
                 self.push(
                     path,
@@ -102,7 +129,7 @@ impl Errors {
     }
 
     /// A `list[str]` with at least one item, none blank, none repeated.
-    fn population(&mut self, value: Option<&Value>, path: &str) -> Option<Vec<String>> {
+    fn population(&mut self, value: Option<&Value>, path: Path<'_>) -> Option<Vec<String>> {
         let value = value?;
         let Some(items) = value.as_array() else {
             self.push(
@@ -117,7 +144,7 @@ impl Errors {
         }
         let mut out = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
-            out.push(self.string(Some(item), &format!("{path}[{index}]"), 0)?);
+            out.push(self.string(Some(item), Path::Item(&path, index), 0)?);
         }
         let blank = out
             .iter()
@@ -130,7 +157,12 @@ impl Errors {
         Some(out)
     }
 
-    fn literal(&mut self, value: Option<&Value>, path: &str, allowed: &[&str]) -> Option<String> {
+    fn literal(
+        &mut self,
+        value: Option<&Value>,
+        path: Path<'_>,
+        allowed: &[&str],
+    ) -> Option<String> {
         let text = self.string(value, path, 0)?;
         if allowed.contains(&text.as_str()) {
             Some(text)
@@ -140,7 +172,7 @@ impl Errors {
         }
     }
 
-    fn digest(&mut self, value: Option<&Value>, path: &str) -> Option<String> {
+    fn digest(&mut self, value: Option<&Value>, path: Path<'_>) -> Option<String> {
         let text = self.string(value, path, 0)?;
         if text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             Some(text)
@@ -150,32 +182,32 @@ impl Errors {
         }
     }
 
-    fn claim(&mut self, value: &Value, path: &str) -> Option<Claim> {
+    fn claim(&mut self, value: &Value, path: Path<'_>) -> Option<Claim> {
         let map = self.closed_object(value, path, &CLAIM_FIELDS)?;
-        let at = |field: &str| join(path, field);
+        let at = |field| Path::Field(&path, field);
         let claim = Claim {
             constraint_type: self.literal(
                 map.get("constraint_type"),
-                &at("constraint_type"),
+                at("constraint_type"),
                 &["INVARIANT", "COMMITMENT"],
             )?,
-            constraint_id: self.string(map.get("constraint_id"), &at("constraint_id"), 1)?,
+            constraint_id: self.string(map.get("constraint_id"), at("constraint_id"), 1)?,
             canonical_record_sha256: self.digest(
                 map.get("canonical_record_sha256"),
-                &at("canonical_record_sha256"),
+                at("canonical_record_sha256"),
             )?,
             canonical_predicate_sha256: self.digest(
                 map.get("canonical_predicate_sha256"),
-                &at("canonical_predicate_sha256"),
+                at("canonical_predicate_sha256"),
             )?,
             preserved_predicate: self.string(
                 map.get("preserved_predicate"),
-                &at("preserved_predicate"),
+                at("preserved_predicate"),
                 1,
             )?,
             status: self.literal(
                 map.get("status"),
-                &at("status"),
+                at("status"),
                 &["PRESERVED", "CONFLICT", "UNSUPPORTED"],
             )?,
         };
@@ -183,32 +215,28 @@ impl Errors {
     }
 }
 
-fn join(path: &str, field: &str) -> String {
-    if path.is_empty() {
-        field.to_owned()
-    } else {
-        format!("{path}.{field}")
-    }
-}
-
 /// Validates parsed summarizer output against the closed schema.
 pub fn validate(value: &Value) -> Result<CompactedContext, Vec<SchemaError>> {
     let mut errors = Errors(Vec::new());
-    let Some(map) = errors.closed_object(value, "", &TOP_FIELDS) else {
+    let Some(map) = errors.closed_object(value, Path::Root, &TOP_FIELDS) else {
         return Err(errors.0);
     };
-    let summary_text = errors.string(map.get("summary_text"), "summary_text", 1);
+    let top = |field| Path::Field(&Path::Root, field);
+    let summary_text = errors.string(map.get("summary_text"), top("summary_text"), 1);
     let invariants = errors.population(
         map.get("retained_safety_invariant_ids"),
-        "retained_safety_invariant_ids",
+        top("retained_safety_invariant_ids"),
     );
     let commitments = errors.population(
         map.get("retained_policy_commitment_ids"),
-        "retained_policy_commitment_ids",
+        top("retained_policy_commitment_ids"),
     );
-    let sources = errors.population(map.get("source_message_sha256s"), "source_message_sha256s");
+    let sources = errors.population(
+        map.get("source_message_sha256s"),
+        top("source_message_sha256s"),
+    );
     let claims = map.get("preserved_constraint_claims").and_then(|value| {
-        let path = "preserved_constraint_claims";
+        let path = top("preserved_constraint_claims");
         let Some(items) = value.as_array() else {
             errors.push(
                 path,
@@ -223,7 +251,7 @@ pub fn validate(value: &Value) -> Result<CompactedContext, Vec<SchemaError>> {
         let claims: Vec<Option<Claim>> = items
             .iter()
             .enumerate()
-            .map(|(i, item)| errors.claim(item, &format!("{path}[{i}]")))
+            .map(|(i, item)| errors.claim(item, Path::Item(&path, i)))
             .collect();
         let claims: Vec<Claim> = claims.into_iter().collect::<Option<_>>()?;
         let keys: BTreeSet<(String, String)> = claims.iter().map(Claim::key).collect();
@@ -289,6 +317,50 @@ mod tests {
         let status = check(&doc("\"s\"", &CLAIM.replace("PRESERVED", "OK"))).unwrap_err();
         assert_eq!(status[0].path, "preserved_constraint_claims[0].status");
         assert!(check("[]").is_err());
+    }
+
+    #[test]
+    fn every_violation_names_where_it_is() {
+        let paths = |text: &str| -> Vec<(String, String)> {
+            check(text)
+                .unwrap_err()
+                .into_iter()
+                .map(|e| (e.path, e.message))
+                .collect()
+        };
+        let top = doc("\"s\"", CLAIM).replace(
+            r#""retained_policy_commitment_ids":["C"],"#,
+            r#""extra":1,"#,
+        );
+        assert_eq!(
+            paths(&top),
+            [
+                ("retained_policy_commitment_ids", "field is missing"),
+                ("extra", "extra field \"extra\" is not allowed"),
+            ]
+            .map(|(p, m)| (p.to_owned(), m.to_owned()))
+        );
+        let item = doc("\"s\"", CLAIM).replace(r#"["x"]"#, r#"["x",2]"#);
+        assert_eq!(
+            paths(&item),
+            [(
+                "source_message_sha256s[1]".to_owned(),
+                "expected a string, found integer".to_owned()
+            )]
+        );
+        let second = doc(
+            "\"s\"",
+            &format!("{CLAIM},{}", CLAIM.replace(r#""S""#, r#""""#)),
+        );
+        assert_eq!(
+            paths(&second),
+            [(
+                "preserved_constraint_claims[1].constraint_id".to_owned(),
+                "string must have at least 1 character".to_owned()
+            )]
+        );
+        assert_eq!(paths(&doc("\"\"", CLAIM))[0].0, "summary_text");
+        assert!(check(&doc("\"é\"", CLAIM)).is_ok());
     }
 
     #[test]
