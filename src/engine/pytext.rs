@@ -209,20 +209,28 @@ impl Normalized {
         while at < bytes.len() {
             let byte = bytes[at];
             if byte.is_ascii() {
-                // The ASCII path of the loop below, without decoding a character.
+                // The ASCII path of the loop below, without decoding a character: a space, or
+                // a run of other ASCII bytes copied and lowered at once.
                 if is_ascii_space(byte) {
                     if !text.is_empty() && pending_space.is_none() {
                         pending_space = Some(at);
                     }
-                } else {
-                    if let Some(space_at) = pending_space.take() {
-                        text.push(' ');
-                        origin.push(space_at);
-                    }
-                    text.push(char::from(byte.to_ascii_lowercase()));
-                    origin.push(at);
+                    at += 1;
+                    continue;
                 }
-                at += 1;
+                if let Some(space_at) = pending_space.take() {
+                    text.push(' ');
+                    origin.push(space_at);
+                }
+                let end = bytes[at..]
+                    .iter()
+                    .position(|&b| !b.is_ascii() || is_ascii_space(b))
+                    .map_or(bytes.len(), |n| at + n);
+                let from = text.len();
+                text.push_str(&source[at..end]);
+                text[from..].make_ascii_lowercase();
+                origin.extend(at..end);
+                at = end;
                 continue;
             }
             let Some(c) = source[at..].chars().next() else {
@@ -414,30 +422,50 @@ mod tests {
         assert!(is_word('_'));
     }
 
+    /// The normalisation character by character, as the non-ASCII path reads.
+    fn by_character(source: &str) -> (String, Vec<usize>) {
+        let (mut text, mut origin, mut pending) = (String::new(), Vec::new(), None);
+        for (at, c) in source.char_indices() {
+            if is_space(c) {
+                if !text.is_empty() && pending.is_none() {
+                    pending = Some(at);
+                }
+                continue;
+            }
+            if let Some(space_at) = pending.take() {
+                text.push(' ');
+                origin.push(space_at);
+            }
+            let folded = casefold(&c.to_string());
+            for f in folded.chars().map(agreeing) {
+                text.push(f);
+                origin.resize(origin.len() + f.len_utf8(), at);
+            }
+        }
+        (text, origin)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::scan::unsaved_proptest())]
+        #[test]
+        fn normalized_runs_of_ascii_read_as_characters(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "Z", "Do", "NOT", "reveal", "7", ".", "(", " ", "  ", "\n", "\t", "\r",
+                    "\x0b", "\x0c", "\x1c", "\x1f", "\x7f", "é", "É", "ß", "ẞ", "\u{301}",
+                    "\u{2003}", "\u{a0}", "\u{85}", "ﬁ", "K", "ſ",
+                ]),
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            let n = Normalized::new(&text);
+            proptest::prop_assert_eq!((n.text, n.origin), by_character(&text));
+        }
+    }
+
     #[test]
     fn normalized_reads_ascii_bytes_as_it_reads_characters() {
-        // The normalisation character by character, as the non-ASCII path reads.
-        fn by_character(source: &str) -> (String, Vec<usize>) {
-            let (mut text, mut origin, mut pending) = (String::new(), Vec::new(), None);
-            for (at, c) in source.char_indices() {
-                if is_space(c) {
-                    if !text.is_empty() && pending.is_none() {
-                        pending = Some(at);
-                    }
-                    continue;
-                }
-                if let Some(space_at) = pending.take() {
-                    text.push(' ');
-                    origin.push(space_at);
-                }
-                let folded = casefold(&c.to_string());
-                for f in folded.chars().map(agreeing) {
-                    text.push(f);
-                    origin.resize(origin.len() + f.len_utf8(), at);
-                }
-            }
-            (text, origin)
-        }
         for source in [
             "",
             "   ",
@@ -448,6 +476,7 @@ mod tests {
             "ﬁne ǅ ſ K AB",
             "x",
             "trailing Ä",
+            "run\u{e9}s of ASCII é, then\u{301}  MORE\x1fruns",
         ] {
             let n = Normalized::new(source);
             assert_eq!(

@@ -21,6 +21,11 @@ fn is_separator(c: char) -> bool {
     SEPARATORS.contains(c)
 }
 
+/// [`is_separator`] of one byte (every separator is ASCII).
+fn is_separator_byte(b: u8) -> bool {
+    matches!(b, b'_' | b'-' | b'/' | b'.' | b':' | b'@' | b'+' | b'=')
+}
+
 /// Whether a camel-case hump lies between `prev` and `next` (`pushTo`, `v2Push`, the `PS`
 /// of `HTTPServer` once `next_next` is lower case).
 fn is_hump(prev: char, next: char, next_next: Option<char>) -> bool {
@@ -118,26 +123,37 @@ impl SplitView {
                 .is_some_and(|c| !is_space(c)),
             None => false,
         };
-        for (at, &b) in bytes.iter().enumerate() {
-            if b.is_ascii()
-                && is_separator(char::from(b))
-                && joins_before(at)
-                && joins_after(at + 1)
-            {
+        let mut at = 0;
+        while at < bytes.len() {
+            // A run of bytes that are neither separators nor capitals, which the view keeps
+            // as they are (a hump ends in a capital), copied at once.
+            let end = bytes[at..]
+                .iter()
+                .position(|&b| b.is_ascii_uppercase() || is_separator_byte(b))
+                .map_or(bytes.len(), |n| at + n);
+            text.extend_from_slice(&bytes[at..end]);
+            origin.extend(at..end);
+            let Some(&b) = bytes.get(end) else {
+                break;
+            };
+            at = end;
+            if is_separator_byte(b) && joins_before(at) && joins_after(at + 1) {
                 text.push(b' ');
                 origin.push(at);
+                at += 1;
                 continue;
             }
             let prev = at.checked_sub(1).and_then(|p| bytes.get(p)).copied();
             let next_next = bytes.get(at + 1).map(|&n| char::from(n));
             if let Some(prev) = prev.filter(u8::is_ascii) {
-                if b.is_ascii() && is_hump(char::from(prev), char::from(b), next_next) {
+                if is_hump(char::from(prev), char::from(b), next_next) {
                     text.push(b' ');
                     origin.push(at);
                 }
             }
             text.push(b);
             origin.push(at);
+            at += 1;
         }
         // Only ASCII bytes were replaced or inserted, so the text is still UTF-8.
         match String::from_utf8(text) {
@@ -224,6 +240,59 @@ fn tokens_touching(text: &str, range: Range<usize>) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The split view byte by byte, as the definition reads: each separator between two
+    /// characters that are not spaces becomes a space, and a space goes into each hump.
+    fn split_byte_by_byte(source: &str) -> (String, Vec<usize>) {
+        let bytes = source.as_bytes();
+        let chars: Vec<(usize, char)> = source.char_indices().collect();
+        let char_before = |at: usize| chars.iter().rev().find(|&&(i, _)| i < at).map(|&(_, c)| c);
+        let char_at = |at: usize| chars.iter().find(|&&(i, _)| i == at).map(|&(_, c)| c);
+        let (mut text, mut origin) = (Vec::new(), Vec::new());
+        for (at, &b) in bytes.iter().enumerate() {
+            let joins = |c: Option<char>| c.is_some_and(|c| !is_space(c));
+            if b.is_ascii()
+                && is_separator(char::from(b))
+                && joins(char_before(at))
+                && joins(char_at(at + 1))
+            {
+                text.push(b' ');
+                origin.push(at);
+                continue;
+            }
+            let next_next = bytes.get(at + 1).map(|&n| char::from(n));
+            if at > 0
+                && bytes[at - 1].is_ascii()
+                && b.is_ascii()
+                && is_hump(char::from(bytes[at - 1]), char::from(b), next_next)
+            {
+                text.push(b' ');
+                origin.push(at);
+            }
+            text.push(b);
+            origin.push(at);
+        }
+        (String::from_utf8(text).unwrap(), origin)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::scan::unsaved_proptest())]
+        #[test]
+        fn the_split_view_is_the_definition(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "z", "A", "Z", "HTTP", "Server", "push", "To", "v2", "9", "_", "-", "/",
+                    ".", ":", "@", "+", "=", " ", "\t", "\n", "é", "É", "\u{a0}", "\u{2003}",
+                    "ß", "(", ")", ",",
+                ]),
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            let view = SplitView::new(&text);
+            proptest::prop_assert_eq!((view.text, view.origin), split_byte_by_byte(&text));
+        }
+    }
 
     #[test]
     fn joined_words_are_split_and_sentence_ends_kept() {
