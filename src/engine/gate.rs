@@ -5,6 +5,8 @@
 //! the policy and the pinned manifest only, and must carry every pinned text byte for byte
 //! ([`super::context`]).
 
+use std::borrow::Cow;
+
 use crate::json::{canonical_str, object, sha256_hex, write_strings, Limits, Value};
 use crate::policy::Mode;
 
@@ -38,19 +40,21 @@ pub struct CompactionPolicy {
 pub trait PolicySource {
     fn load_verified(&self, tenant_id: &str, task_id: &str) -> Result<CompactionPolicy, String>;
     fn render_trusted_instruction(&self, input: &RenderInput<'_>) -> Result<String, String>;
+    /// The registered invariants (borrowed where the source keeps them, as a compiled policy
+    /// does: a call copies none of them).
     fn invariant_manifest(
         &self,
         tenant_id: &str,
         task_id: &str,
         policy_sha256: &str,
-    ) -> Result<RecordSet, String>;
+    ) -> Result<Cow<'_, RecordSet>, String>;
     fn commitment_snapshot(
         &self,
         tenant_id: &str,
         task_id: &str,
         policy_sha256: &str,
-    ) -> Result<RecordSet, String>;
-    fn default_pinned(&self) -> Vec<crate::policy::PinnedConstraint>;
+    ) -> Result<Cow<'_, RecordSet>, String>;
+    fn default_pinned(&self) -> Cow<'_, [crate::policy::PinnedConstraint]>;
     /// The compiled prose rules when the policy is in prose mode; `None` is strict mode.
     fn prose_rules(&self) -> Option<&super::prose::ProseRules> {
         None
@@ -138,7 +142,7 @@ impl Gate<'_> {
         } else {
             Mode::Strict
         };
-        let report = build_report(request, &prepared, &evaluation, accepted, &messages, mode)
+        let report = build_report(request, &prepared, &mut evaluation, accepted, &messages, mode)
             .seal()
             .map_err(|e| Refusal::ReportFailed(e.to_string()))?;
         Ok(GateOutcome {
@@ -192,8 +196,8 @@ impl Gate<'_> {
             policy_sha256: &p.policy.policy_sha256,
             summary_min_length: p.policy.summary_min_length,
             limits: p.policy.limits,
-            manifest: manifest.as_ref().map_err(Clone::clone),
-            snapshot: snapshot.as_ref().map_err(Clone::clone),
+            manifest: manifest.as_deref().map_err(Clone::clone),
+            snapshot: snapshot.as_deref().map_err(Clone::clone),
             verifier: self.verifier,
             scanner: self.scanner,
             leaf_scanner: self.leaf_scanner,
@@ -340,10 +344,12 @@ fn append_and_read_back(audit: &mut dyn AuditSink, event: &Value) -> Result<(), 
     }
 }
 
+/// The report of a call; the checks, the model revision and the output digest are moved out of
+/// `evaluation`, which the call has no further use for.
 fn build_report(
     request: &GateRequest,
     p: &Prepared,
-    evaluation: &Evaluation,
+    evaluation: &mut Evaluation,
     accepted: bool,
     messages: &[ContextMessage],
     mode: Mode,
@@ -366,7 +372,7 @@ fn build_report(
         tenant_id: request.tenant_id.clone(),
         task_id: request.task_id.clone(),
         request_sha256,
-        model_revision: evaluation.model_revision.clone(),
+        model_revision: std::mem::take(&mut evaluation.model_revision),
         policy_name: policy.name.clone(),
         policy_version: policy.policy_version.clone(),
         policy_sha256: policy.policy_sha256.clone(),
@@ -377,7 +383,7 @@ fn build_report(
         finding_status,
         source_message_sha256s: p.sources.clone(),
         source_population_sha256: p.population_sha256.clone(),
-        compacted_output_sha256: evaluation.compacted_output_sha256.clone(),
+        compacted_output_sha256: evaluation.compacted_output_sha256.take(),
         summary_sha256: evaluation
             .compacted
             .as_ref()
@@ -389,7 +395,7 @@ fn build_report(
             .map(|c| c.receipt_sha256.clone()),
         secret_scan_receipt_sha256: evaluation.scan.as_ref().map(|s| s.receipt_sha256.clone()),
         context_sha256: sha256_hex(context.as_bytes()),
-        checks: evaluation.checks.clone(),
+        checks: std::mem::take(&mut evaluation.checks),
         mode,
     }
 }

@@ -5,6 +5,8 @@
 //! [`PolicyEngine::released_context`] of a compaction a reviewer released. The renderer takes
 //! only the policy and the pinned manifest; nothing the summarizer wrote can reach it.
 
+use std::borrow::Cow;
+
 use crate::json::{self, Limits, Value};
 use crate::policy::{Mode, PinnedConstraint, Policy};
 
@@ -275,16 +277,16 @@ impl PolicySource for PolicyEngine {
         Ok(text)
     }
 
-    fn invariant_manifest(&self, _: &str, _: &str, _: &str) -> Result<RecordSet, String> {
-        Ok(self.manifest.clone())
+    fn invariant_manifest(&self, _: &str, _: &str, _: &str) -> Result<Cow<'_, RecordSet>, String> {
+        Ok(Cow::Borrowed(&self.manifest))
     }
 
-    fn commitment_snapshot(&self, _: &str, _: &str, _: &str) -> Result<RecordSet, String> {
-        Ok(self.snapshot.clone())
+    fn commitment_snapshot(&self, _: &str, _: &str, _: &str) -> Result<Cow<'_, RecordSet>, String> {
+        Ok(Cow::Borrowed(&self.snapshot))
     }
 
-    fn default_pinned(&self) -> Vec<PinnedConstraint> {
-        self.policy.pinned.clone()
+    fn default_pinned(&self) -> Cow<'_, [PinnedConstraint]> {
+        Cow::Borrowed(&self.policy.pinned)
     }
 
     fn prose_rules(&self) -> Option<&ProseRules> {

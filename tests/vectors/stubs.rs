@@ -2,6 +2,8 @@
 //! and trusted-instruction renderer, the rule-based scanner backend and its lying modes, the
 //! scanner adapter's lies, and the audit sink's tamper modes (see `tests/vectors/README.md`).
 
+use std::borrow::Cow;
+
 use cq::engine::compacted::CompactedContext;
 use cq::engine::gate::{AuditSink, CompactionPolicy, PolicySource, RenderInput};
 use cq::engine::registry::{RecordKind, RecordSet};
@@ -54,22 +56,22 @@ impl PolicySource for StubPolicy<'_> {
         json::canonical(&value).map_err(|e| e.to_string())
     }
 
-    fn invariant_manifest(&self, _: &str, _: &str, _: &str) -> Result<RecordSet, String> {
-        Ok(crate::harness::record_set(
+    fn invariant_manifest(&self, _: &str, _: &str, _: &str) -> Result<Cow<'_, RecordSet>, String> {
+        Ok(Cow::Owned(crate::harness::record_set(
             field(self.input, "invariant_manifest"),
             RecordKind::Invariant,
-        ))
+        )))
     }
 
-    fn commitment_snapshot(&self, _: &str, _: &str, _: &str) -> Result<RecordSet, String> {
-        Ok(crate::harness::record_set(
+    fn commitment_snapshot(&self, _: &str, _: &str, _: &str) -> Result<Cow<'_, RecordSet>, String> {
+        Ok(Cow::Owned(crate::harness::record_set(
             field(self.input, "commitment_snapshot"),
             RecordKind::Commitment,
-        ))
+        )))
     }
 
-    fn default_pinned(&self) -> Vec<PinnedConstraint> {
-        Vec::new()
+    fn default_pinned(&self) -> Cow<'_, [PinnedConstraint]> {
+        Cow::Borrowed(&[])
     }
 }
 
