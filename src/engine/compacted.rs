@@ -46,8 +46,8 @@ impl Claim {
         canonical_array(&claims, |out, claim| write_object(out, &mut claim.fields()))
     }
 
-    pub fn key(&self) -> (String, String) {
-        (self.constraint_type.clone(), self.constraint_id.clone())
+    pub fn key(&self) -> (&str, &str) {
+        (&self.constraint_type, &self.constraint_id)
     }
 }
 

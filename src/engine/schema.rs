@@ -254,7 +254,7 @@ pub fn validate(value: &Value) -> Result<CompactedContext, Vec<SchemaError>> {
             .map(|(i, item)| errors.claim(item, Path::Item(&path, i)))
             .collect();
         let claims: Vec<Claim> = claims.into_iter().collect::<Option<_>>()?;
-        let keys: BTreeSet<(String, String)> = claims.iter().map(Claim::key).collect();
+        let keys: BTreeSet<(&str, &str)> = claims.iter().map(Claim::key).collect();
         if keys.len() != claims.len() {
             errors.push(path, "constraint claim population is duplicated");
             return None;
