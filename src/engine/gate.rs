@@ -142,9 +142,16 @@ impl Gate<'_> {
         } else {
             Mode::Strict
         };
-        let report = build_report(request, &prepared, &mut evaluation, accepted, &messages, mode)
-            .seal()
-            .map_err(|e| Refusal::ReportFailed(e.to_string()))?;
+        let report = build_report(
+            request,
+            &prepared,
+            &mut evaluation,
+            accepted,
+            &messages,
+            mode,
+        )
+        .seal()
+        .map_err(|e| Refusal::ReportFailed(e.to_string()))?;
         Ok(GateOutcome {
             accepted,
             messages,
