@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use aho_corasick::{dfa, nfa::noncontiguous, MatchKind};
 
 use super::rule::{Rule, RuleError};
+use super::spare::{Spare, BYTES};
 use super::work::Work;
 use super::{LINE_SLACK, WINDOW_BEFORE};
 /// Fields up to this size are lowered in a buffer on the stack.
@@ -131,11 +132,12 @@ impl Keywords {
 }
 
 /// `bytes` in ASCII lower case: in `buffer` when it fits (most fields the gate scans are
-/// short), else in `spare` (see [`super::spare`]).
+/// short), else in a spare vector of this thread taken into `spare` (see [`super::spare`]),
+/// which goes back to the thread's spares when `spare` drops.
 pub(super) fn lowered<'a>(
     bytes: &[u8],
     buffer: &'a mut [u8; SMALL_FIELD],
-    spare: &'a mut Vec<u8>,
+    spare: &'a mut Option<Spare<u8>>,
 ) -> &'a [u8] {
     let lower: &'a mut [u8] = match buffer.get_mut(..bytes.len()) {
         Some(small) => {
@@ -143,7 +145,7 @@ pub(super) fn lowered<'a>(
             small
         }
         None => {
-            spare.clear();
+            let spare = spare.insert(Spare::take(&BYTES));
             spare.extend_from_slice(bytes);
             spare
         }
@@ -264,12 +266,8 @@ mod tests {
         let work = Arc::new(Work::default());
         let k = Keywords::new(scanner.rules(), Arc::clone(&work)).unwrap();
         let text = b"The API_KEY=x and apikey \"y\"; Password: z; ghp_ token PASS_WORD";
-        let hits = |text: &[u8]| {
-            k.hits(
-                lowered(text, &mut [0; SMALL_FIELD], &mut Vec::new()),
-                &k.rules_of,
-            )
-        };
+        let hits =
+            |text: &[u8]| k.hits(lowered(text, &mut [0; SMALL_FIELD], &mut None), &k.rules_of);
         // A long text, walked in streams: the text's hits at each copy's offset.
         let line = [&text[..], b"\n"].concat();
         let long = line.repeat(41);

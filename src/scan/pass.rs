@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use super::joined::Joined;
 use super::pivot::{self, Pivot};
-use super::{decode, digits, keywords, rule, spare, Confidence, RawMatch, Scanner};
+use super::spare::{self, Spare};
+use super::{decode, digits, keywords, rule, Confidence, RawMatch, Scanner};
 
 /// A field at least this long, scanned on a pool, has its keyword rules searched in shares that
 /// other threads of the pool may take (a chunk of a large file is about 1 MiB).
@@ -101,7 +102,7 @@ impl Scanner {
         // The keywords are found in the lower-cased field, where the rules that ignore case
         // are searched too.
         let mut buffer = [0; keywords::SMALL_FIELD];
-        let mut spare = spare::take(&spare::BYTES);
+        let mut spare = None;
         let lower = keywords::lowered(bytes, &mut buffer, &mut spare);
         // (rule, keyword position) pairs, so a field without keyword hits allocates little.
         let hits = self.keywords.hits(lower, &self.keyword_rules);
@@ -115,7 +116,6 @@ impl Scanner {
         let on_pool = bytes.len() >= SHARED_ABOVE && rayon::current_thread_index().is_some();
         let depth = if on_pool { SHARES_LOG2 } else { 0 };
         let mut out = self.search_groups(text, &groups, by, depth);
-        spare::give(&spare::BYTES, spare);
         self.keep_in_context(text, &mut out);
         out
     }
@@ -179,25 +179,25 @@ impl Scanner {
                 .always
                 .iter()
                 .any(|&ri| self.enabled[ri] && self.rules[ri].min_digits.is_some());
-        let mut clusters = Vec::new();
-        if needs_clusters {
-            clusters = spare::take(&spare::CLUSTERS);
+        let clusters = needs_clusters.then(|| {
+            let mut clusters = Spare::take(&spare::CLUSTERS);
             digits::clusters_into(bytes, &mut clusters);
-        }
+            clusters
+        });
+        let clusters = clusters.as_deref().map_or(&[][..], Vec::as_slice);
         if let (Some(d), false) = (&self.digit_rules, clusters.is_empty()) {
-            self.scan_digit_rules(d, text, &clusters, &mut out);
+            self.scan_digit_rules(d, text, clusters, &mut out);
         }
         for &ri in &self.always {
             if !self.enabled[ri] || self.in_group[ri] {
                 continue;
             }
             if let Some(n) = self.rules[ri].min_digits {
-                for window in digits::windows(&clusters, n, bytes.len()) {
+                for window in digits::windows(clusters, n, bytes.len()) {
                     self.rules[ri].find_in(ri, text, window, &mut out);
                 }
             }
         }
-        spare::give(&spare::CLUSTERS, clusters);
         let groups = self.whole.to_run(&self.rules, bytes);
         let pivots: Vec<Option<&Pivot>> = groups.iter().map(|g| self.rules[g[0]].pivot()).collect();
         // A long field's pivot bytes as bits, once for every rule searched by them.
