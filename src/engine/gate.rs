@@ -36,12 +36,12 @@ pub struct CompactionPolicy {
     pub verifier_artifact_sha256: String,
 }
 
-/// The signed policy store as the gate sees it.
+/// The signed policy store as the gate sees it. The registries and the default pinned
+/// constraints come borrowed where the source keeps them, as a compiled policy does, so a
+/// call copies none of them.
 pub trait PolicySource {
     fn load_verified(&self, tenant_id: &str, task_id: &str) -> Result<CompactionPolicy, String>;
     fn render_trusted_instruction(&self, input: &RenderInput<'_>) -> Result<String, String>;
-    /// The registered invariants (borrowed where the source keeps them, as a compiled policy
-    /// does: a call copies none of them).
     fn invariant_manifest(
         &self,
         tenant_id: &str,

@@ -17,13 +17,23 @@ use super::pytext::is_space;
 /// The characters that join words inside one token.
 pub const SEPARATORS: &str = "_-/.:@+=";
 
+/// [`SEPARATORS`] by byte value (every one is ASCII).
+const SEPARATOR_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < SEPARATORS.len() {
+        table[SEPARATORS.as_bytes()[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 fn is_separator(c: char) -> bool {
-    SEPARATORS.contains(c)
+    u8::try_from(c).is_ok_and(is_separator_byte)
 }
 
-/// [`is_separator`] of one byte (every separator is ASCII).
 fn is_separator_byte(b: u8) -> bool {
-    matches!(b, b'_' | b'-' | b'/' | b'.' | b':' | b'@' | b'+' | b'=')
+    SEPARATOR_BYTES[usize::from(b)]
 }
 
 /// Whether a camel-case hump lies between `prev` and `next` (`pushTo`, `v2Push`, the `PS`

@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::variant::Variant;
-use std::time::{Duration, Instant};
 
 /// One input and how many times each thread count runs on it.
 struct Input {
