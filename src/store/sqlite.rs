@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rusqlite::config::DbConfig;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
@@ -210,8 +211,13 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Sqlite, StoreError> {
 }
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {
-    // Every statement of the store and a few multi-row inserts stay prepared.
+    // Every statement of the store and a few multi-row inserts stay prepared, with one plan
+    // whatever is bound to them (the query planner stability guarantee). Otherwise SQLite
+    // re-plans a statement that filters on a bound value and sorts, `... WHERE compaction_id =
+    // ?1 ORDER BY id`, each time a new value is bound.
     conn.set_prepared_statement_cache_capacity(128);
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(|e| StoreError::sql("configuring the connection")(e.into()))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| StoreError::sql("setting the busy timeout")(e.into()))?;
     // 64 MiB of page cache: the digest indexes are random-access and outgrow the default.
@@ -233,4 +239,36 @@ fn uri(path: &Path, query: &str) -> String {
     out.push('?');
     out.push_str(query);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_statement_keeps_its_plan_whatever_is_bound_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        let db = open_read_write(&path, &dir.path().join("store.db.key")).unwrap();
+        db.batch(
+            "CREATE TABLE reports (id INTEGER PRIMARY KEY, compaction_id TEXT NOT NULL);
+             CREATE INDEX reports_by_compaction ON reports (compaction_id, id);
+             INSERT INTO reports (compaction_id) VALUES ('a'), ('b'), ('a');",
+        )
+        .unwrap();
+        let sql = "SELECT id FROM reports WHERE compaction_id = ?1 ORDER BY id";
+        for read in [&db, &open_read_only(&path).unwrap()] {
+            let mut ids = Vec::new();
+            for id in ["a", "b", "c", "a"] {
+                read.query(sql, &[Param::Text(id)], &mut |row| {
+                    ids.push(row.int(0)?);
+                    Ok(())
+                })
+                .unwrap();
+            }
+            assert_eq!(ids, [1, 3, 2, 1, 3]);
+            let st = read.conn.prepare_cached(sql).unwrap();
+            assert_eq!(st.get_status(rusqlite::StatementStatus::RePrepare), 0);
+        }
+    }
 }
