@@ -46,10 +46,13 @@ pub fn run(
     };
     let pool = super::jobs::pool(jobs)?;
     let mut tally = Tally::default();
-    // The pool reruns one round while this thread stores the round before and prints it.
+    // While the pool reruns one round, this thread stores the round before, prints it, and
+    // reads the round after from the store.
+    let mut rounds = ids.chunks(ROUND);
+    let mut fetched = rounds.next().map(|ids| fetch(&store, ids));
     let mut previous: Option<Round> = None;
-    for ids in ids.chunks(ROUND) {
-        let (mut round, failed) = prepare(&pool, &store, &given, &mut policies, ids, all);
+    while let Some(this) = fetched.take() {
+        let (mut round, failed) = prepare(&pool, &given, &mut policies, this, all);
         if let Some(e) = failed {
             // What the round before found is stored and printed, and which of this round's
             // were not rerun, before the error; nothing of this round is rerun.
@@ -61,7 +64,8 @@ pub fn run(
             }
             return Err(e);
         }
-        let (outcomes, finished) = super::jobs::alongside(
+        let next = rounds.next();
+        let (outcomes, (finished, after)) = super::jobs::alongside(
             &pool,
             || {
                 use rayon::prelude::*;
@@ -72,14 +76,20 @@ pub fn run(
                     .collect::<Vec<_>>()
             },
             || {
-                previous.take().map_or(Ok(()), |r| {
+                let finished = previous.take().map_or(Ok(()), |r| {
                     r.finish(&store, &policies, &given, &mut tally, out)
-                })
+                });
+                // The next round is read once this one's predecessor is stored.
+                let next = next
+                    .filter(|_| finished.is_ok())
+                    .map(|ids| fetch(&store, ids));
+                (finished, next)
             },
         );
         finished?;
         round.outcomes = outcomes;
         previous = Some(round);
+        fetched = after;
     }
     if let Some(r) = previous {
         r.finish(&store, &policies, &given, &mut tally, out)?;
@@ -100,29 +110,47 @@ pub fn run(
     Ok(Exit::SomeRefused)
 }
 
-/// The round of `ids`: each prepared for its rerun, or named as not rerun (with `--all`), up
-/// to the first error, if any. The stored texts are read here and parsed on the pool; errors
-/// come in the order of `ids`.
-fn prepare(
-    pool: &rayon::ThreadPool,
-    store: &crate::store::Store,
-    given: &Checker,
-    policies: &mut Policies,
-    ids: &[String],
-    all: bool,
-) -> (Round, Option<anyhow::Error>) {
-    use rayon::prelude::*;
-    let mut fetched = Vec::with_capacity(ids.len());
-    let mut unread = None;
+/// What a round reads from the store: the stored texts of its ids, in order, up to the first
+/// that could not be read, and why.
+struct Fetched {
+    stored: Vec<recheck::Stored>,
+    unread: Option<anyhow::Error>,
+}
+
+fn fetch(store: &crate::store::Store, ids: &[String]) -> Fetched {
+    let mut stored = Vec::with_capacity(ids.len());
     for id in ids {
         match recheck::fetch(store, id) {
-            Ok(stored) => fetched.push(stored),
+            Ok(s) => stored.push(s),
             Err(e) => {
-                unread = Some(e);
-                break;
+                return Fetched {
+                    stored,
+                    unread: Some(e),
+                }
             }
         }
     }
+    Fetched {
+        stored,
+        unread: None,
+    }
+}
+
+/// The round of what was `fetched`: each compaction prepared for its rerun, or named as not
+/// rerun (with `--all`), up to the first error, if any. The stored texts are parsed on the
+/// pool; errors come in the order of the round's ids, an unread one last.
+fn prepare(
+    pool: &rayon::ThreadPool,
+    given: &Checker,
+    policies: &mut Policies,
+    fetched: Fetched,
+    all: bool,
+) -> (Round, Option<anyhow::Error>) {
+    use rayon::prelude::*;
+    let Fetched {
+        stored: fetched,
+        unread,
+    } = fetched;
     let parsed: Vec<_> = pool.install(|| fetched.par_iter().map(recheck::parse).collect());
     let mut round = Round::default();
     for (stored, parsed) in fetched.iter().zip(parsed) {
