@@ -277,6 +277,18 @@ fn quotes_must_be_the_users_words_and_never_flip_a_negation() {
         found.iter().all(|s| !s.contains("connection refused")),
         "{found:?}"
     );
+    // Curly quotes are quotes too, attributed by the words before the opening one.
+    let curly = "Summary:\n1. Current Work:\n   The user said: \u{201C}ship it to production now\u{201D}. The log said \u{201C}connection refused\u{201D}.\n";
+    let request = req(turns(&[("user", "and continue")]), curly, Vec::new());
+    let found = named(&run(&request), &request, "authority");
+    assert!(
+        found.contains(&"ship it to production now".to_owned()),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().all(|s| !s.contains("connection refused")),
+        "{found:?}"
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod claims;
 mod conflicts;
 mod examples;
 mod injection;
+mod quoted;
 pub(crate) mod rules;
 pub(crate) mod segment;
 mod stance;

@@ -14,8 +14,6 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use regex::Regex;
-
 use crate::engine::report::{CheckResult, Finding};
 use crate::engine::SourceMessage;
 use crate::policy::prose::ClaimKind;
@@ -211,33 +209,32 @@ fn closest(s: &Support<'_>) -> String {
 /// The quotes the summary attributes to the user: every quoted string in a section that
 /// lists the user's messages, and one right after words that attribute it to the user.
 fn quotes(rules: &ProseRules, summary: &Summary<'_>) -> Vec<Range<usize>> {
-    static QUOTE: std::sync::OnceLock<Option<Regex>> = std::sync::OnceLock::new();
-    let Some(quote) = QUOTE.get_or_init(|| {
-        Regex::new(r#""([^"\n]{1,2000})"|\x{201C}([^\x{201D}\n]{1,2000})\x{201D}"#).ok()
-    }) else {
-        return Vec::new();
-    };
     let text = summary.text;
     let mut out = Vec::new();
-    for captures in quote.captures_iter(text) {
-        let Some(inner) = captures.get(1).or_else(|| captures.get(2)) else {
-            continue;
-        };
-        let Some(sentence) = summary.segments.at(inner.start()) else {
+    for inner in super::quoted::quoted(text) {
+        let Some(sentence) = summary.segments.at(inner.start) else {
             continue;
         };
         if sentence.code {
             continue;
         }
-        let line_start = text[..inner.start()].rfind('\n').map_or(0, |i| i + 1);
-        let before = &text[line_start..inner.start().saturating_sub(1)];
+        // The words before the opening quote (`"`, or `“`, three bytes), on its line and after
+        // any quote mark before it: "the user said" attributes only the quote right after it.
+        let opening = text[..inner.start].char_indices().next_back();
+        let open = opening.map_or(0, |(at, _)| at);
+        let from = text[..open]
+            .rfind(['\n', '"', '\u{201C}', '\u{201D}'])
+            .map_or(0, |i| {
+                i + text[i..].chars().next().map_or(1, char::len_utf8)
+            });
+        let before = &text[from..open];
         let attributed = rules
             .cues
             .quote_attribution
             .iter()
             .any(|r| r.is_match(before));
         if sentence.section == Section::UserMessages || attributed {
-            out.push(inner.range());
+            out.push(inner);
         }
     }
     out
