@@ -262,7 +262,7 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
     };
     for rule in &rules.claims {
         for captures in rule.regex.captures_iter(text) {
-            let Some(whole) = captures.get(0) else {
+            let Some(whole) = captures.get_match() else {
                 continue;
             };
             let Some(sentence) = summary.segments.at(whole.start()) else {
@@ -277,13 +277,15 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
             if Cues::any(&rules.cues.negation, lead) || Cues::any(&rules.cues.condition, claim) {
                 continue;
             }
-            let mut role = captures
-                .name("role")
-                .or_else(|| captures.name("role2"))
-                .map_or("", |m| m.as_str());
+            let group = |name: &str| {
+                captures
+                    .get_group_by_name(name)
+                    .and_then(|span| text.get(span.range()))
+            };
+            let mut role = group("role").or_else(|| group("role2")).unwrap_or("");
             // "approved by the reviewer" claims nobody's authority but the reviewer's.
-            if let Some(by) = captures.name("by") {
-                let who = by.as_str().split_whitespace().last().unwrap_or("");
+            if let Some(by) = group("by") {
+                let who = by.split_whitespace().last().unwrap_or("");
                 if is_system(who) {
                     role = who;
                 } else if !USER_WORDS.contains(&who.to_lowercase().as_str()) {
@@ -300,10 +302,8 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
                 );
                 continue;
             }
-            let action_text = captures.name("action").map_or_else(
-                || text.get(whole.end()..sentence.span.end).unwrap_or(""),
-                |m| m.as_str(),
-            );
+            let action_text = group("action")
+                .unwrap_or_else(|| text.get(whole.end()..sentence.span.end).unwrap_or(""));
             // Every decisive word of the action counts; the other words only of its first
             // clause, since summaries go on to describe what was asked for.
             let head = head_clause(action_text);

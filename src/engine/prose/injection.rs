@@ -146,7 +146,9 @@ fn tool_instructions(rules: &ProseRules, summary: &Summary<'_>) -> Vec<(String, 
         for found in marked {
             // What the instruction asks for: its sentence less the words that mark it.
             let around = sentence_around(&message.content, &found.range());
-            let marking = rules.vocabulary.bag(found.as_str());
+            let marking = rules
+                .vocabulary
+                .bag(message.content.get(found.range()).unwrap_or(""));
             let mut words = rules
                 .vocabulary
                 .bag(message.content.get(around).unwrap_or(""));

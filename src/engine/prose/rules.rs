@@ -2,20 +2,30 @@
 //! bound, every word list stemmed, and a pattern that does not compile named in the error.
 //! Whether the rules also do what their examples say is checked in [`super::examples`].
 
-use regex::{Regex, RegexBuilder};
+use crate::engine::lazy_regex::{self, Regex, RegexOptions};
 
 use crate::policy::prose::{ClaimKind, InjectionScope, Prose};
 use crate::policy::Authority;
 
 use super::stems::{stem, Vocabulary};
 
+/// How every prose pattern compiles.
+const OPTIONS: RegexOptions = RegexOptions {
+    case_insensitive: true,
+    multi_line: true,
+    size_limit: 8 << 20,
+};
+
+/// `pattern` on the engines that are cheap to build, its fast ones once it has searched
+/// enough (see [`lazy_regex`]): a check compiles every pattern of the table and searches a
+/// few kilobytes with most of them.
 pub(crate) fn compile(pattern: &str, what: &str) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .multi_line(true)
-        .size_limit(8 << 20)
-        .build()
+    compile_with(pattern, OPTIONS)
         .map_err(|e| format!("prose {what} pattern {pattern:?} does not compile: {e}"))
+}
+
+fn compile_with(pattern: &str, options: RegexOptions) -> Result<Regex, String> {
+    lazy_regex::build(pattern, options)
 }
 
 fn compile_all(patterns: &[String], what: &str) -> Result<Vec<Regex>, String> {
@@ -139,11 +149,11 @@ impl ProseRules {
             .role_markers
             .iter()
             .map(|p| {
-                RegexBuilder::new(p)
-                    .case_insensitive(true)
-                    .multi_line(true)
-                    .size_limit(4 << 20)
-                    .build()
+                let options = RegexOptions {
+                    size_limit: 4 << 20,
+                    ..OPTIONS
+                };
+                compile_with(p, options)
                     .map_err(|e| format!("authority role marker {p:?} does not compile: {e}"))
             })
             .collect::<Result<_, _>>()?;

@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use super::rules::Sections;
+use crate::engine::lazy_regex::Regex;
 
 /// What a heading says about the lines under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +70,7 @@ fn heading(line: &str) -> Option<(&str, bool)> {
 }
 
 fn section_of(text: &str, sections: &Sections) -> Option<Section> {
-    let any = |list: &[regex::Regex]| list.iter().any(|r| r.is_match(text));
+    let any = |list: &[Regex]| list.iter().any(|r| r.is_match(text));
     if any(&sections.user_messages) {
         Some(Section::UserMessages)
     } else if any(&sections.forward) {
@@ -209,10 +210,14 @@ mod tests {
 
     fn sections() -> Sections {
         let r = |p: &str| {
-            vec![regex::RegexBuilder::new(p)
-                .case_insensitive(true)
-                .build()
-                .unwrap()]
+            vec![crate::engine::lazy_regex::build(
+                p,
+                crate::engine::lazy_regex::RegexOptions {
+                    case_insensitive: true,
+                    ..crate::engine::lazy_regex::RegexOptions::sized(1 << 20)
+                },
+            )
+            .unwrap()]
         };
         Sections {
             user_messages: r("all user messages"),
