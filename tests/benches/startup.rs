@@ -196,9 +196,20 @@ fn calls(dir: &Path) -> Vec<Call> {
         },
         Call {
             name: "`cq hook claude-code` `PreToolUse` `Read` (not guarded)",
-            args: hook,
+            args: hook.clone(),
             stdin: payload(r#","tool_name":"Read","tool_input":{"file_path":"x"}"#),
             target: "≤ 5 ms",
+        },
+        // Once per compaction: the transcript read, its last compaction checked (already
+        // recorded, as when PostCompact fired first) and the context answered.
+        Call {
+            name: "`cq hook claude-code` `SessionStart` after a compaction (a prose check)",
+            args: hook,
+            stdin: format!(
+                r#"{{"session_id":"{SESSION}","transcript_path":"{TRANSCRIPT}","cwd":"/tmp","hook_event_name":"SessionStart","source":"compact"}}"#
+            )
+            .into_bytes(),
+            target: "",
         },
     ]
 }
