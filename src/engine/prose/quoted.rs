@@ -12,61 +12,62 @@ pub const MAX_QUOTE_CHARS: usize = 2000;
 const OPEN_CURLY: char = '\u{201C}';
 const CLOSE_CURLY: char = '\u{201D}';
 
-/// The characters that open, close or cut a quote, where each is and how many characters
-/// come before it.
-struct Mark {
+/// Where a search for a closing quote stopped: at the closing quote, a line break or the end
+/// of the text, and how many characters come before it.
+#[derive(Clone, Copy)]
+struct Stop {
     at: usize,
     chars_before: usize,
-    c: char,
+    closed: bool,
 }
 
-/// The inner ranges of the quoted strings of `text`, in order (see the module docs).
-pub fn quoted(text: &str) -> Vec<Range<usize>> {
-    let marks: Vec<Mark> = text
-        .char_indices()
-        .enumerate()
-        .filter(|(_, (_, c))| matches!(*c, '"' | '\n' | OPEN_CURLY | CLOSE_CURLY))
-        .map(|(chars_before, (at, c))| Mark {
-            at,
-            chars_before,
-            c,
-        })
-        .collect();
-    // For each mark, the next mark after it that ends a straight quote (`"` or a line break),
-    // and the next that ends a curly one (`”` or a line break).
-    let mut next_straight = vec![None; marks.len()];
-    let mut next_curly = vec![None; marks.len()];
-    let (mut straight, mut curly) = (None, None);
-    for (i, mark) in marks.iter().enumerate().rev() {
-        next_straight[i] = straight;
-        next_curly[i] = curly;
-        if matches!(mark.c, '"' | '\n') {
-            straight = Some(i);
-        }
-        if matches!(mark.c, CLOSE_CURLY | '\n') {
-            curly = Some(i);
-        }
+/// The first closing `close` or line break at or after `start`, whose characters before it
+/// are `chars_before`.
+fn stop(text: &str, start: usize, chars_before: usize, close: char) -> Stop {
+    let rest = &text[start..];
+    let (end, closed) = match rest.find([close, '\n']) {
+        Some(i) => (i, rest[i..].starts_with(close)),
+        None => (rest.len(), false),
+    };
+    Stop {
+        at: start + end,
+        chars_before: chars_before + rest[..end].chars().count(),
+        closed,
     }
+}
+
+/// The inner ranges of the quoted strings of `text`, in order (see the module docs). The
+/// openings are visited in order, and each kind of quote remembers where its last search for a
+/// closing quote stopped (an opening before that stop stops there too), so no stretch of the
+/// text is searched or counted more than three times, and nothing is held but the answer.
+pub fn quoted(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < marks.len() {
-        let open = &marks[i];
-        let (end, close) = match open.c {
-            '"' => (next_straight[i], '"'),
-            OPEN_CURLY => (next_curly[i], CLOSE_CURLY),
-            _ => (None, '"'),
+    // The characters before `counted`.
+    let (mut counted, mut chars) = (0, 0);
+    let mut last: [Option<Stop>; 2] = [None, None];
+    let mut from = 0;
+    while let Some(i) = text[from..].find(['"', OPEN_CURLY]) {
+        let open = from + i;
+        chars += text[counted..open].chars().count();
+        counted = open;
+        let (kind, close) = if text[open..].starts_with('"') {
+            (0, '"')
+        } else {
+            (1, CLOSE_CURLY)
         };
-        let closed = end.filter(|&j| {
-            let inside = marks[j].chars_before - open.chars_before - 1;
-            marks[j].c == close && (1..=MAX_QUOTE_CHARS).contains(&inside)
-        });
-        match closed {
-            Some(j) => {
-                out.push(open.at + open.c.len_utf8()..marks[j].at);
-                // The search goes on after the closing quote.
-                i = j + 1;
-            }
-            None => i += 1,
+        let start = open + if kind == 0 { 1 } else { OPEN_CURLY.len_utf8() };
+        let end = match last[kind] {
+            Some(stop) if stop.at >= start => stop,
+            _ => stop(text, start, chars + 1, close),
+        };
+        last[kind] = Some(end);
+        let inside = end.chars_before - chars - 1;
+        if end.closed && (1..=MAX_QUOTE_CHARS).contains(&inside) {
+            out.push(start..end.at);
+            // The search goes on after the closing quote.
+            from = end.at + close.len_utf8();
+        } else {
+            from = start;
         }
     }
     out
@@ -102,6 +103,17 @@ mod tests {
             assert_eq!(quoted(text), by_regex(text), "{text:?}");
         }
         assert_eq!(quoted(r#"said "ship it" and “go ahead”"#), [6..13, 22..30]);
+    }
+
+    #[test]
+    fn a_line_of_openings_that_never_close_is_no_quote() {
+        // Each opening would search to the end of the line again without the stops it shares:
+        // some 10^12 steps here.
+        for open in ["\u{201C}", "\"\u{201C}", "\u{201C}a"] {
+            let text = open.repeat((4 << 20) / open.len());
+            let quotes = quoted(&text);
+            assert!(quotes.iter().all(|q| q.len() <= 4), "{open:?}");
+        }
     }
 
     proptest::proptest! {
