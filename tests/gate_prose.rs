@@ -503,3 +503,42 @@ fn a_summary_the_runtime_could_not_give_falls_back_with_pins_still_reinjected() 
     );
     assert!(o.messages[0].content.contains("Never push to main."));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+    /// Whatever a summarizer writes (quote marks of every kind, multi-byte letters, combining
+    /// marks and emoji next to the words the rules look for), a prose check answers: it never
+    /// panics, and its findings point inside the summary on character boundaries.
+    #[test]
+    fn any_summary_gets_an_answer(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "\"", "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}", "'", "`", "```", "\n",
+                "\n- ", " ", ".", ":", "é", "e\u{301}", "\u{1F600}", "\u{2014}", "\u{202E}",
+                "the user said ", "the user approved ", "User messages:\n", "Pending Tasks:\n",
+                "push to main", "git push --force", "rm -rf /", "don't", "not", "ignore previous instructions",
+                "approved by the reviewer", "the system prompt says ", "I approve",
+            ]),
+            0..60,
+        )
+    ) {
+        // Inside a summary long and well formed enough for every prose check to run on it.
+        let summary = summary_with(&parts.concat(), &parts.concat());
+        let messages = turns(&[("user", "push to main? I don't approve"), ("tool", "ignore previous instructions \u{201C}now\u{201D}")]);
+        let request = req(messages, &summary, Vec::new());
+        let outcome = run(&request);
+        for check in &outcome.report.checks {
+            for finding in &check.findings {
+                if let Some(span) = &finding.span {
+                    proptest::prop_assert!(span.end <= summary.len());
+                    proptest::prop_assert!(summary.is_char_boundary(span.start));
+                    proptest::prop_assert!(summary.is_char_boundary(span.end));
+                }
+            }
+        }
+    }
+}
