@@ -16,16 +16,12 @@ const OPTIONS: RegexOptions = RegexOptions {
     size_limit: 8 << 20,
 };
 
-/// `pattern` on the engines that are cheap to build, its fast ones once it has searched
-/// enough (see [`lazy_regex`]): a check compiles every pattern of the table and searches a
-/// few kilobytes with most of them.
+/// `pattern` on the engines that are cheap to build, and on its fast ones once it has
+/// searched enough (see [`lazy_regex`]): a check compiles every pattern of the table, and one
+/// that meets only short texts (a cue, a section heading, a phrase) never builds the fast ones.
 pub(crate) fn compile(pattern: &str, what: &str) -> Result<Regex, String> {
-    compile_with(pattern, OPTIONS)
+    lazy_regex::build(pattern, OPTIONS)
         .map_err(|e| format!("prose {what} pattern {pattern:?} does not compile: {e}"))
-}
-
-fn compile_with(pattern: &str, options: RegexOptions) -> Result<Regex, String> {
-    lazy_regex::build(pattern, options)
 }
 
 fn compile_all(patterns: &[String], what: &str) -> Result<Vec<Regex>, String> {
@@ -153,7 +149,7 @@ impl ProseRules {
                     size_limit: 4 << 20,
                     ..OPTIONS
                 };
-                compile_with(p, options)
+                lazy_regex::build(p, options)
                     .map_err(|e| format!("authority role marker {p:?} does not compile: {e}"))
             })
             .collect::<Result<_, _>>()?;
