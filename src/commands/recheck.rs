@@ -49,7 +49,7 @@ pub fn run(
     // While the pool reruns one round, this thread stores the round before, prints it, and
     // reads the round after from the store.
     let mut rounds = ids.chunks(ROUND);
-    let mut fetched = rounds.next().map(|ids| fetch(&store, ids));
+    let mut fetched = rounds.next().map(|ids| fetch_round(&store, ids));
     let mut previous: Option<Round> = None;
     while let Some(this) = fetched.take() {
         let (mut round, failed) = prepare(&pool, &given, &mut policies, this, all);
@@ -82,7 +82,7 @@ pub fn run(
                 // The next round is read once this one's predecessor is stored.
                 let next = next
                     .filter(|_| finished.is_ok())
-                    .map(|ids| fetch(&store, ids));
+                    .map(|ids| fetch_round(&store, ids));
                 (finished, next)
             },
         );
@@ -117,7 +117,7 @@ struct Fetched {
     unread: Option<anyhow::Error>,
 }
 
-fn fetch(store: &crate::store::Store, ids: &[String]) -> Fetched {
+fn fetch_round(store: &crate::store::Store, ids: &[String]) -> Fetched {
     let mut stored = Vec::with_capacity(ids.len());
     for id in ids {
         match recheck::fetch(store, id) {
