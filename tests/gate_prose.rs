@@ -264,31 +264,21 @@ fn quotes_must_be_the_users_words_and_never_flip_a_negation() {
         Vec::new(),
     );
     assert_eq!(status(&run(&request), "authority"), Status::Pass);
-    // Attributed quotes outside the list count too; other quotes do not.
-    let said = "Summary:\n1. Current Work:\n   The user said: \"ship it to production now\". The log said \"connection refused\".\n";
-    let request = req(messages, said, Vec::new());
-    let o = run(&request);
-    let found = named(&o, &request, "authority");
-    assert!(
-        found.contains(&"ship it to production now".to_owned()),
-        "{found:?}"
-    );
-    assert!(
-        found.iter().all(|s| !s.contains("connection refused")),
-        "{found:?}"
-    );
-    // Curly quotes are quotes too, attributed by the words before the opening one.
-    let curly = "Summary:\n1. Current Work:\n   The user said: \u{201C}ship it to production now\u{201D}. The log said \u{201C}connection refused\u{201D}.\n";
-    let request = req(turns(&[("user", "and continue")]), curly, Vec::new());
-    let found = named(&run(&request), &request, "authority");
-    assert!(
-        found.contains(&"ship it to production now".to_owned()),
-        "{found:?}"
-    );
-    assert!(
-        found.iter().all(|s| !s.contains("connection refused")),
-        "{found:?}"
-    );
+    // Attributed quotes outside the list count too, straight or curly, attributed by the words
+    // before the opening mark; other quotes do not.
+    for (open, close) in [("\"", "\""), ("\u{201C}", "\u{201D}")] {
+        let said = format!("Summary:\n1. Current Work:\n   The user said: {open}ship it to production now{close}. The log said {open}connection refused{close}.\n");
+        let request = req(messages.clone(), &said, Vec::new());
+        let found = named(&run(&request), &request, "authority");
+        assert!(
+            found.contains(&"ship it to production now".to_owned()),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().all(|s| !s.contains("connection refused")),
+            "{found:?}"
+        );
+    }
 }
 
 #[test]

@@ -155,9 +155,9 @@ fn calls(dir: &Path) -> Vec<Call> {
     );
     assert!(import.status.code().is_some_and(|c| c <= 1), "{import:?}");
     let hook = strings(&["hook", "claude-code", "--policy", policy, "--store", &db]);
-    let payload = |extra: &str| {
+    let payload = |event: &str, extra: &str| {
         format!(
-            r#"{{"session_id":"{SESSION}","transcript_path":"{TRANSCRIPT}","cwd":"/tmp","hook_event_name":"PreToolUse"{extra}}}"#
+            r#"{{"session_id":"{SESSION}","transcript_path":"{TRANSCRIPT}","cwd":"/tmp","hook_event_name":"{event}"{extra}}}"#
         )
         .into_bytes()
     };
@@ -190,6 +190,7 @@ fn calls(dir: &Path) -> Vec<Call> {
             name: "`cq hook claude-code` `PreToolUse` `Bash` (guarded)",
             args: hook.clone(),
             stdin: payload(
+                "PreToolUse",
                 r#","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1""#,
             ),
             target: "≤ 5 ms",
@@ -197,7 +198,10 @@ fn calls(dir: &Path) -> Vec<Call> {
         Call {
             name: "`cq hook claude-code` `PreToolUse` `Read` (not guarded)",
             args: hook.clone(),
-            stdin: payload(r#","tool_name":"Read","tool_input":{"file_path":"x"}"#),
+            stdin: payload(
+                "PreToolUse",
+                r#","tool_name":"Read","tool_input":{"file_path":"x"}"#,
+            ),
             target: "≤ 5 ms",
         },
         // Once per compaction: the transcript read, its last compaction checked (already
@@ -205,10 +209,7 @@ fn calls(dir: &Path) -> Vec<Call> {
         Call {
             name: "`cq hook claude-code` `SessionStart` after a compaction (a prose check)",
             args: hook,
-            stdin: format!(
-                r#"{{"session_id":"{SESSION}","transcript_path":"{TRANSCRIPT}","cwd":"/tmp","hook_event_name":"SessionStart","source":"compact"}}"#
-            )
-            .into_bytes(),
+            stdin: payload("SessionStart", r#","source":"compact""#),
             target: "",
         },
     ]

@@ -19,6 +19,7 @@ use crate::engine::SourceMessage;
 use crate::policy::prose::ClaimKind;
 
 use super::conflicts::sentence_span;
+use super::quoted::{quoted, QUOTE_MARKS};
 use super::rules::{Cues, ProseRules};
 use super::segment::{clause_start, Section};
 use super::stems::{allowed_edits, edits_to_match, stem, tokens};
@@ -211,7 +212,7 @@ fn closest(s: &Support<'_>) -> String {
 fn quotes(rules: &ProseRules, summary: &Summary<'_>) -> Vec<Range<usize>> {
     let text = summary.text;
     let mut out = Vec::new();
-    for inner in super::quoted::quoted(text) {
+    for inner in quoted(text) {
         let Some(sentence) = summary.segments.at(inner.start) else {
             continue;
         };
@@ -223,10 +224,10 @@ fn quotes(rules: &ProseRules, summary: &Summary<'_>) -> Vec<Range<usize>> {
         let opening = text[..inner.start].char_indices().next_back();
         let open = opening.map_or(0, |(at, _)| at);
         let from = text[..open]
-            .rfind(['\n', '"', '\u{201C}', '\u{201D}'])
-            .map_or(0, |i| {
-                i + text[i..].chars().next().map_or(1, char::len_utf8)
-            });
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| c == '\n' || QUOTE_MARKS.contains(&c))
+            .map_or(0, |(at, c)| at + c.len_utf8());
         let before = &text[from..open];
         let attributed = rules
             .cues

@@ -5,8 +5,7 @@
 
 use std::ops::Range;
 
-use super::rules::Sections;
-use crate::engine::lazy_regex::Regex;
+use super::rules::{Cues, Sections};
 
 /// What a heading says about the lines under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +69,7 @@ fn heading(line: &str) -> Option<(&str, bool)> {
 }
 
 fn section_of(text: &str, sections: &Sections) -> Option<Section> {
-    let any = |list: &[Regex]| list.iter().any(|r| r.is_match(text));
+    let any = |list| Cues::any(list, text);
     if any(&sections.user_messages) {
         Some(Section::UserMessages)
     } else if any(&sections.forward) {
@@ -207,17 +206,15 @@ pub fn clause_start(text: &str, sentence: &Range<usize>, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::lazy_regex::{self, RegexOptions};
 
     fn sections() -> Sections {
         let r = |p: &str| {
-            vec![crate::engine::lazy_regex::build(
-                p,
-                crate::engine::lazy_regex::RegexOptions {
-                    case_insensitive: true,
-                    ..crate::engine::lazy_regex::RegexOptions::sized(1 << 20)
-                },
-            )
-            .unwrap()]
+            let options = RegexOptions {
+                case_insensitive: true,
+                ..RegexOptions::sized(1 << 20)
+            };
+            vec![lazy_regex::build(p, options).unwrap()]
         };
         Sections {
             user_messages: r("all user messages"),
