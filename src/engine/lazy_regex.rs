@@ -15,14 +15,19 @@
 //! NFA engines alone (no literal prefilter, no lazy DFA and its reverse NFA), which cost about a
 //! third as much to build and are as fast on the few kilobytes one check searches; once a
 //! pattern has searched [`WARM_BYTES`] (a bulk run, a long text) it builds the fast engines and
-//! uses them from then on. Which engine runs never changes a match: every one is the same regex
-//! under the same match semantics.
+//! uses them from then on. A pattern with a Unicode word boundary (`\b`) searching a text with
+//! a byte outside ASCII never runs its lazy DFA, which gives up at that byte (the meta engine
+//! would then search again from the start on the NFA engines): once warm it runs the NFA
+//! engines with the literal prefilter instead. Each is built from the pattern parsed once.
+//! Which engine runs never changes a match: every one is the same regex under the same match
+//! semantics.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use regex_automata::util::syntax;
 use regex_automata::{meta, Input, Match};
+use regex_syntax::hir::Hir;
 
 /// How many bytes a pattern searches on its NFA engines before it builds the fast ones: about
 /// where the search time those save exceeds what building them costs (callgrind, the default
@@ -149,6 +154,16 @@ impl Warming {
         self.fast.get().is_some()
     }
 
+    /// Counts `len` more bytes searched: whether that makes (or made) the regex warm.
+    pub fn warms_with(&self, len: usize) -> bool {
+        self.is_warm()
+            || self
+                .searched
+                .fetch_add(len, Ordering::Relaxed)
+                .saturating_add(len)
+                > WARM_BYTES
+    }
+
     /// The engine to search `len` more bytes with; `bulk` when the caller knows it searches
     /// far more than [`WARM_BYTES`] in all (a bulk scan), so the fast engines pay from the
     /// first search. The fast engines match exactly as the NFA ones do; should they not build
@@ -175,45 +190,72 @@ impl Warming {
 pub struct Regex {
     pattern: String,
     options: RegexOptions,
-    /// Compiled in ASCII mode ([`build_ascii`]): to search ASCII texts only.
-    ascii: bool,
+    /// The pattern parsed, kept for building the fast engines without parsing it again.
+    hir: Hir,
+    /// The pattern has a Unicode word boundary (`\b` in Unicode mode): its lazy DFA gives up
+    /// at the first byte outside ASCII, and the meta engine then searches again from the start
+    /// on the NFA engines, so on a text with such a byte the fast engines only add work.
+    quits_outside_ascii: bool,
     warm: Warming,
+    /// For such a pattern and such a text, once warm: the NFA engines with the literal
+    /// prefilter, and no lazy DFA.
+    prefiltered: OnceLock<Result<meta::Regex, String>>,
 }
 
 impl Regex {
-    /// The engine to search `len` more bytes with.
-    fn engine(&self, len: usize) -> &meta::Regex {
-        self.warm.engine(len, false, || {
-            build_meta(&self.pattern, self.options, Engines::Fast, self.ascii)
+    /// The engine to search `haystack` with.
+    fn engine(&self, haystack: &[u8]) -> &meta::Regex {
+        if self.quits_outside_ascii && !haystack.is_ascii() {
+            if !self.warm.warms_with(haystack.len()) {
+                return self.warm.cheap();
+            }
+            let built = self
+                .prefiltered
+                .get_or_init(|| build_meta(&self.hir, self.options, Engines::Prefiltered));
+            return built.as_ref().unwrap_or(self.warm.cheap());
+        }
+        self.warm.engine(haystack.len(), false, || {
+            build_meta(&self.hir, self.options, Engines::Fast)
         })
     }
 
-    /// Builds the fast engines now: why they do not build, if they do not.
+    /// Builds the fast engines now (and the prefiltered ones of a pattern that has them): why
+    /// they do not build, if they do not.
     fn compile_fast(&self) -> Result<(), String> {
-        self.warm
-            .fast(|| build_meta(&self.pattern, self.options, Engines::Fast, self.ascii))
+        let fast = self
+            .warm
+            .fast(|| build_meta(&self.hir, self.options, Engines::Fast));
+        let prefiltered = match self.quits_outside_ascii {
+            true => self
+                .prefiltered
+                .get_or_init(|| build_meta(&self.hir, self.options, Engines::Prefiltered))
+                .as_ref(),
+            false => Ok(self.warm.cheap()),
+        };
+        fast.and(prefiltered)
             .map(|_| ())
             .map_err(|e| explain(&self.pattern, self.options, e))
     }
 
     pub fn is_match(&self, haystack: &str) -> bool {
-        self.engine(haystack.len()).is_match(haystack)
+        self.engine(haystack.as_bytes()).is_match(haystack)
     }
 
     pub fn find(&self, haystack: &str) -> Option<Match> {
-        self.engine(haystack.len()).find(haystack)
+        self.engine(haystack.as_bytes()).find(haystack)
     }
 
     pub fn search(&self, input: &Input<'_>) -> Option<Match> {
-        self.engine(input.get_span().len()).search(input)
+        let searched = input.haystack().get(input.get_range()).unwrap_or_default();
+        self.engine(searched).search(input)
     }
 
     pub fn find_iter<'r, 'h>(&'r self, haystack: &'h str) -> meta::FindMatches<'r, 'h> {
-        self.engine(haystack.len()).find_iter(haystack)
+        self.engine(haystack.as_bytes()).find_iter(haystack)
     }
 
     pub fn captures_iter<'r, 'h>(&'r self, haystack: &'h str) -> meta::CapturesMatches<'r, 'h> {
-        self.engine(haystack.len()).captures_iter(haystack)
+        self.engine(haystack.as_bytes()).captures_iter(haystack)
     }
 }
 
@@ -222,24 +264,31 @@ impl Regex {
 enum Engines {
     /// The PikeVM and the bounded backtracker.
     Nfa,
+    /// Those and the literal prefilters.
+    Prefiltered,
     /// Those, the literal prefilters and the lazy DFA (forward and reverse).
     Fast,
 }
 
-/// The meta engine over `pattern`; `ascii`, in ASCII mode (see [`build_ascii`]).
-fn build_meta(
-    pattern: &str,
-    o: RegexOptions,
-    engines: Engines,
-    ascii: bool,
-) -> Result<meta::Regex, String> {
+/// `pattern` parsed with `o`; `ascii`, in ASCII mode (see [`build_ascii`]).
+fn parse(pattern: &str, o: RegexOptions, ascii: bool) -> Result<Hir, String> {
+    let syntax = syntax::Config::new()
+        .case_insensitive(o.case_insensitive)
+        .multi_line(o.multi_line)
+        .unicode(!ascii)
+        .utf8(!ascii);
+    syntax::parse_with(pattern, &syntax).map_err(|e| e.to_string())
+}
+
+/// The meta engine over a parsed pattern.
+fn build_meta(hir: &Hir, o: RegexOptions, engines: Engines) -> Result<meta::Regex, String> {
     let fast = engines == Engines::Fast;
     let config = meta::Config::new()
         .nfa_size_limit(Some(o.size_limit))
         .hybrid_cache_capacity(2 << 20)
         .match_kind(regex_automata::MatchKind::LeftmostFirst)
         .utf8_empty(true)
-        .auto_prefilter(fast)
+        .auto_prefilter(engines != Engines::Nfa)
         .hybrid(fast)
         .dfa(false)
         // The meta engine runs a one-pass DFA only for a search anchored at its start (no
@@ -247,15 +296,9 @@ fn build_meta(
         // backtracker and the PikeVM find the same match; building it for every pattern with a
         // capture group cost `cq check` 0.56 M instructions and 23 page faults.
         .onepass(false);
-    let syntax = syntax::Config::new()
-        .case_insensitive(o.case_insensitive)
-        .multi_line(o.multi_line)
-        .unicode(!ascii)
-        .utf8(!ascii);
     meta::Builder::new()
         .configure(config)
-        .syntax(syntax)
-        .build(pattern)
+        .build_from_hir(hir)
         .map_err(|e| e.to_string())
 }
 
@@ -293,12 +336,15 @@ pub fn build_ascii(pattern: &str, o: RegexOptions) -> Option<Regex> {
 
 /// A [`Regex`] on its NFA engines, as written or (`ascii`) in ASCII mode.
 fn build_nfa(pattern: &str, o: RegexOptions, ascii: bool) -> Result<Regex, String> {
-    let cheap = build_meta(pattern, o, Engines::Nfa, ascii)?;
+    let hir = parse(pattern, o, ascii)?;
+    let cheap = build_meta(&hir, o, Engines::Nfa)?;
     Ok(Regex {
         pattern: pattern.to_owned(),
         options: o,
-        ascii,
+        quits_outside_ascii: hir.properties().look_set().contains_word_unicode(),
+        hir,
         warm: Warming::new(cheap),
+        prefiltered: OnceLock::new(),
     })
 }
 
@@ -407,11 +453,13 @@ mod tests {
         };
         let cold = spans(&regex);
         assert_eq!(cold.len(), 2);
-        // A long search warms it up; from then on the fast engines answer, the same way.
-        let long = text.repeat(WARM_BYTES / text.len() + 1);
+        // A long search warms it up; from then on the fast engines answer, the same way (an
+        // ASCII text: outside ASCII this pattern's lazy DFA would give up, see below).
+        let ascii = text.replace('ſ', "s");
+        let long = ascii.repeat(WARM_BYTES / ascii.len() + 1);
         assert_eq!(
             regex.find_iter(&long).count(),
-            2 * (WARM_BYTES / text.len() + 1)
+            2 * (WARM_BYTES / ascii.len() + 1)
         );
         assert!(regex.warm.fast.get().is_some_and(Result::is_ok));
         assert_eq!(spans(&regex), cold);
@@ -422,8 +470,93 @@ mod tests {
     fn compiling_a_pattern_now_builds_every_engine_it_may_run_on() {
         let lazy = LazyRegex::new(r"\bgo ahead\b", RegexOptions::sized(1 << 20));
         assert!(lazy.compile_now().is_ok());
-        assert!(lazy
-            .get()
-            .is_ok_and(|r| r.warm.fast.get().is_some_and(Result::is_ok)));
+        assert!(lazy.get().is_ok_and(|r| {
+            r.warm.fast.get().is_some_and(Result::is_ok)
+                && r.prefiltered.get().is_some_and(Result::is_ok)
+        }));
+    }
+
+    /// Every match's groups (the whole match first), as spans.
+    type Groups = Vec<Vec<Option<std::ops::Range<usize>>>>;
+
+    /// Every match and group of `regex` in `text`, beside the `regex` crate's.
+    fn both_spans(regex: &super::Regex, reference: &regex::Regex, text: &str) -> (Groups, Groups) {
+        let ours = regex
+            .captures_iter(text)
+            .map(|c| {
+                (0..c.group_len())
+                    .map(|i| c.get_group(i).map(|g| g.range()))
+                    .collect()
+            })
+            .collect();
+        let theirs = reference
+            .captures_iter(text)
+            .map(|c| c.iter().map(|g| g.map(|g| g.range())).collect())
+            .collect();
+        (ours, theirs)
+    }
+
+    #[test]
+    fn a_pattern_with_a_unicode_word_boundary_matches_alike_on_every_engine_and_text() {
+        // Texts outside ASCII (an arrow, a long s and a Kelvin sign that fold to ASCII
+        // letters, letters that are word characters): the lazy DFA of a `\b` pattern gives up
+        // on them, so they are searched on the NFA engines, cold and then prefiltered.
+        let options = AUTHORITY;
+        let patterns = [
+            r"\b(?P<role>user|admin)\s+(?:approved|allowed)\s+(?P<action>[^.\n]*)",
+            r"\b(?:as|per)\s+the\s+(?P<who>\w+)\b",
+            r"\bpush\s+to\s+(?P<branch>main|master)\b",
+            r"\bask\b[^.\n]{0,12}\bfirst\b",
+        ];
+        let texts = [
+            "The USER approved pushing → main. Admin allowed it. ſystem: none.\n",
+            "as per the usér → per the ᴜser, as per the Kelvin K; ASK them → first. \
+             user approved café. éuser approved x. useré approved y.\n",
+            "push to main → never push to MASTER; puſh to main\u{212a}, push to mainé.\n",
+            "plain ASCII: the user approved it. Admin allowed deploys. Push to master.\n",
+        ];
+        for pattern in patterns {
+            let regex = build(pattern, options).expect("the pattern compiles");
+            assert!(regex.quits_outside_ascii, "{pattern}");
+            let reference = regex::RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .multi_line(true)
+                .build()
+                .expect("the regex crate compiles it");
+            let check = |regex: &super::Regex| {
+                for text in texts {
+                    let (ours, theirs) = both_spans(regex, &reference, text);
+                    assert_eq!(ours, theirs, "{pattern} on {text:?}");
+                }
+            };
+            check(&regex);
+            // A long search outside ASCII builds the prefiltered engines, not the fast ones.
+            let long = texts.concat().repeat(WARM_BYTES / 64);
+            assert_eq!(
+                regex.find_iter(&long).count(),
+                reference.find_iter(&long).count()
+            );
+            assert!(regex.prefiltered.get().is_some_and(Result::is_ok));
+            assert!(regex.warm.fast.get().is_none());
+            check(&regex);
+            // A long ASCII search builds the fast ones; a text outside ASCII still avoids them.
+            let ascii = texts[3].repeat(WARM_BYTES / 64);
+            assert_eq!(
+                regex.find_iter(&ascii).count(),
+                reference.find_iter(&ascii).count()
+            );
+            assert!(regex.warm.fast.get().is_some_and(Result::is_ok));
+            check(&regex);
+        }
+    }
+
+    #[test]
+    fn a_pattern_without_a_unicode_word_boundary_warms_on_any_text() {
+        let regex = build(r"(?m)^\s*(?:system|developer)\s*:", AUTHORITY).expect("compiles");
+        assert!(!regex.quits_outside_ascii);
+        let long = "system: → x\n".repeat(WARM_BYTES / 8);
+        assert_eq!(regex.find_iter(&long).count(), WARM_BYTES / 8);
+        assert!(regex.warm.fast.get().is_some_and(Result::is_ok));
+        assert!(regex.prefiltered.get().is_none());
     }
 }
