@@ -188,10 +188,12 @@ impl Warming {
 /// (see the module docs). It answers as `meta::Regex` does.
 #[derive(Debug, Clone)]
 pub struct Regex {
+    /// The pattern (a set's, see [`build_any`]: its patterns, one a line).
     pattern: String,
     options: RegexOptions,
-    /// The pattern parsed, kept for building the fast engines without parsing it again.
-    hir: Hir,
+    /// The pattern parsed (a set's patterns, each), kept for building the fast engines without
+    /// parsing it again.
+    hirs: Vec<Hir>,
     /// The pattern has a Unicode word boundary (`\b` in Unicode mode): its lazy DFA gives up
     /// at the first byte outside ASCII, and the meta engine then searches again from the start
     /// on the NFA engines, so on a text with such a byte the fast engines only add work.
@@ -211,11 +213,11 @@ impl Regex {
             }
             let built = self
                 .prefiltered
-                .get_or_init(|| build_meta(&self.hir, self.options, Engines::Prefiltered));
+                .get_or_init(|| build_meta(&self.hirs, self.options, Engines::Prefiltered));
             return built.as_ref().unwrap_or(self.warm.cheap());
         }
         self.warm.engine(haystack.len(), false, || {
-            build_meta(&self.hir, self.options, Engines::Fast)
+            build_meta(&self.hirs, self.options, Engines::Fast)
         })
     }
 
@@ -224,17 +226,20 @@ impl Regex {
     fn compile_fast(&self) -> Result<(), String> {
         let fast = self
             .warm
-            .fast(|| build_meta(&self.hir, self.options, Engines::Fast));
+            .fast(|| build_meta(&self.hirs, self.options, Engines::Fast));
         let prefiltered = match self.quits_outside_ascii {
             true => self
                 .prefiltered
-                .get_or_init(|| build_meta(&self.hir, self.options, Engines::Prefiltered))
+                .get_or_init(|| build_meta(&self.hirs, self.options, Engines::Prefiltered))
                 .as_ref(),
             false => Ok(self.warm.cheap()),
         };
         fast.and(prefiltered)
             .map(|_| ())
-            .map_err(|e| explain(&self.pattern, self.options, e))
+            .map_err(|e| match self.hirs.len() {
+                1 => explain(&self.pattern, self.options, e),
+                _ => format!("{e} (in the set of patterns {:?})", self.pattern),
+            })
     }
 
     pub fn is_match(&self, haystack: &str) -> bool {
@@ -280,8 +285,8 @@ fn parse(pattern: &str, o: RegexOptions, ascii: bool) -> Result<Hir, String> {
     syntax::parse_with(pattern, &syntax).map_err(|e| e.to_string())
 }
 
-/// The meta engine over a parsed pattern.
-fn build_meta(hir: &Hir, o: RegexOptions, engines: Engines) -> Result<meta::Regex, String> {
+/// The meta engine over parsed patterns (one, or a set's).
+fn build_meta(hirs: &[Hir], o: RegexOptions, engines: Engines) -> Result<meta::Regex, String> {
     let fast = engines == Engines::Fast;
     let config = meta::Config::new()
         .nfa_size_limit(Some(o.size_limit))
@@ -298,7 +303,7 @@ fn build_meta(hir: &Hir, o: RegexOptions, engines: Engines) -> Result<meta::Rege
         .onepass(false);
     meta::Builder::new()
         .configure(config)
-        .build_from_hir(hir)
+        .build_many_from_hir(hirs)
         .map_err(|e| e.to_string())
 }
 
@@ -336,16 +341,35 @@ pub fn build_ascii(pattern: &str, o: RegexOptions) -> Option<Regex> {
 
 /// A [`Regex`] on its NFA engines, as written or (`ascii`) in ASCII mode.
 fn build_nfa(pattern: &str, o: RegexOptions, ascii: bool) -> Result<Regex, String> {
-    let hir = parse(pattern, o, ascii)?;
-    let cheap = build_meta(&hir, o, Engines::Nfa)?;
+    from_hirs(pattern.to_owned(), vec![parse(pattern, o, ascii)?], o)
+}
+
+fn from_hirs(pattern: String, hirs: Vec<Hir>, o: RegexOptions) -> Result<Regex, String> {
+    let cheap = build_meta(&hirs, o, Engines::Nfa)?;
     Ok(Regex {
-        pattern: pattern.to_owned(),
+        pattern,
         options: o,
-        quits_outside_ascii: hir.properties().look_set().contains_word_unicode(),
-        hir,
+        quits_outside_ascii: hirs
+            .iter()
+            .any(|h| h.properties().look_set().contains_word_unicode()),
+        hirs,
         warm: Warming::new(cheap),
         prefiltered: OnceLock::new(),
     })
+}
+
+/// `patterns` as one set, each compiled as [`build`] compiles it, for asking whether any of them
+/// matches a text (a multi-pattern regex: each pattern keeps its own flags and groups, and a
+/// match is a match of one of them). The regex engines are built once for the set rather than
+/// once a pattern. `Err` with `(i, why)` when pattern `i` does not compile alone, or with `(None,
+/// why)` when each does and the set does not (a size limit that only the whole exceeds).
+pub fn build_any(patterns: &[String], o: RegexOptions) -> Result<Regex, (Option<usize>, String)> {
+    let hirs = patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| parse(p, o, false).map_err(|e| (Some(i), explain(p, o, &e))))
+        .collect::<Result<Vec<_>, _>>()?;
+    from_hirs(patterns.join("\n"), hirs, o).map_err(|e| (None, e))
 }
 
 /// Whether `pattern` reads an ASCII text the same in ASCII mode as in Unicode mode, and fails

@@ -20,7 +20,7 @@ use crate::policy::prose::ClaimKind;
 
 use super::conflicts::sentence_span;
 use super::quoted::{quoted, QUOTE_MARKS};
-use super::rules::{Cues, ProseRules};
+use super::rules::ProseRules;
 use super::segment::{clause_start, Section};
 use super::stems::{allowed_edits, edits_to_match, stem, tokens};
 use super::Summary;
@@ -79,8 +79,8 @@ fn user_turns<'a>(rules: &ProseRules, sources: &'a [SourceMessage]) -> Vec<Turn<
         match m.role.as_str() {
             "assistant" => asked = Some(m),
             "user" => {
-                let approves = Cues::any(&rules.approvals, &m.content)
-                    && !Cues::any(&rules.refusals, &m.content);
+                let approves =
+                    rules.approvals.is_match(&m.content) && !rules.refusals.is_match(&m.content);
                 let bag = rules.vocabulary.bag(&m.content);
                 let mut answered = HashSet::new();
                 if let (true, Some(question)) = (approves, asked) {
@@ -229,11 +229,7 @@ fn quotes(rules: &ProseRules, summary: &Summary<'_>) -> Vec<Range<usize>> {
             .find(|&(_, c)| c == '\n' || QUOTE_MARKS.contains(&c))
             .map_or(0, |(at, c)| at + c.len_utf8());
         let before = &text[from..open];
-        let attributed = rules
-            .cues
-            .quote_attribution
-            .iter()
-            .any(|r| r.is_match(before));
+        let attributed = rules.cues.quote_attribution.is_match(before);
         if sentence.section == Section::UserMessages || attributed {
             out.push(inner);
         }
@@ -275,7 +271,7 @@ pub fn authority(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
             let clause = clause_start(text, &sentence.span, whole.start());
             let claim = text.get(clause..whole.end()).unwrap_or("");
             let lead = text.get(clause..whole.start()).unwrap_or("");
-            if Cues::any(&rules.cues.negation, lead) || Cues::any(&rules.cues.condition, claim) {
+            if rules.cues.negation.is_match(lead) || rules.cues.condition.is_match(claim) {
                 continue;
             }
             let group = |name: &str| {

@@ -11,7 +11,7 @@ use crate::engine::pinned::PinnedManifest;
 use crate::engine::report::{CheckResult, ConstraintRow, Finding};
 use crate::engine::GateRequest;
 
-use super::rules::{ConflictRule, Cues, ProseRules};
+use super::rules::{ConflictRule, ProseRules};
 use super::stance::{stance, waits_for_user, Stance};
 use super::Summary;
 
@@ -32,8 +32,8 @@ fn user_confirms(rules: &ProseRules, rule: &ConflictRule, request: &GateRequest)
         .filter(|m| m.role == "user")
         .any(|m| {
             rule.regex.is_match(&m.content)
-                && Cues::any(&rules.approvals, &m.content)
-                && !Cues::any(&rules.refusals, &m.content)
+                && rules.approvals.is_match(&m.content)
+                && !rules.refusals.is_match(&m.content)
         })
 }
 

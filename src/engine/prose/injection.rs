@@ -15,7 +15,7 @@ use crate::engine::report::{CheckResult, Finding};
 use crate::sanitize::{sanitize, SegmentKind};
 
 use super::conflicts::sentence_span;
-use super::rules::{Cues, ProseRules};
+use super::rules::ProseRules;
 use super::segment::Section;
 use super::Summary;
 
@@ -99,9 +99,8 @@ pub fn injection(rules: &ProseRules, summary: &Summary<'_>) -> CheckResult {
             if held * 100 < CARRIED_PERCENT * instruction.len() {
                 continue;
             }
-            let reported =
-                sentence.section == Section::Past && !Cues::any(&rules.cues.proposal, said);
-            if reported || Cues::any(&rules.cues.negation, said) {
+            let reported = sentence.section == Section::Past && !rules.cues.proposal.is_match(said);
+            if reported || rules.cues.negation.is_match(said) {
                 continue;
             }
             push(

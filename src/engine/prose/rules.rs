@@ -28,6 +28,35 @@ fn compile_all(patterns: &[String], what: &str) -> Result<Vec<Regex>, String> {
     patterns.iter().map(|p| compile(p, what)).collect()
 }
 
+/// Patterns asked only whether any of them matches a text (the cues, the section headings, the
+/// approval and refusal phrases): one set ([`lazy_regex::build_any`]), whose engines are built
+/// once for the list rather than once a pattern, and which matches a text exactly when one of
+/// them does. A list whose set does not build though each pattern compiles keeps them apart.
+pub(crate) enum AnyOf {
+    Set(Regex),
+    Each(Vec<Regex>),
+}
+
+impl AnyOf {
+    pub(crate) fn new(patterns: &[String], what: &str) -> Result<AnyOf, String> {
+        match lazy_regex::build_any(patterns, OPTIONS) {
+            Ok(set) => Ok(AnyOf::Set(set)),
+            Err((Some(i), e)) => Err(format!(
+                "prose {what} pattern {:?} does not compile: {e}",
+                patterns.get(i).map_or("", String::as_str)
+            )),
+            Err((None, _)) => compile_all(patterns, what).map(AnyOf::Each),
+        }
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        match self {
+            AnyOf::Set(set) => set.is_match(text),
+            AnyOf::Each(list) => list.iter().any(|r| r.is_match(text)),
+        }
+    }
+}
+
 pub(crate) struct ClaimRule {
     pub id: String,
     pub kind: ClaimKind,
@@ -56,26 +85,20 @@ pub(crate) struct RuntimeApproval {
 
 /// The cues, compiled.
 pub(crate) struct Cues {
-    pub proposal: Vec<Regex>,
-    pub negation: Vec<Regex>,
-    pub report: Vec<Regex>,
-    pub past_tense: Vec<Regex>,
-    pub condition: Vec<Regex>,
+    pub proposal: AnyOf,
+    pub negation: AnyOf,
+    pub report: AnyOf,
+    pub past_tense: AnyOf,
+    pub condition: AnyOf,
     /// Each ends with `[\s:,(-]*\z`: it must end right before a quote.
-    pub quote_attribution: Vec<Regex>,
-}
-
-impl Cues {
-    pub fn any(list: &[Regex], text: &str) -> bool {
-        list.iter().any(|r| r.is_match(text))
-    }
+    pub quote_attribution: AnyOf,
 }
 
 /// Section headings, compiled.
 pub(crate) struct Sections {
-    pub user_messages: Vec<Regex>,
-    pub forward: Vec<Regex>,
-    pub past: Vec<Regex>,
+    pub user_messages: AnyOf,
+    pub forward: AnyOf,
+    pub past: AnyOf,
 }
 
 /// The prose rules of one policy.
@@ -92,14 +115,16 @@ pub struct ProseRules {
     /// The tool-scope injection patterns as one set, to skip clean tool turns at once.
     pub(crate) tool_set: regex::RegexSet,
     pub(crate) role_markers: Vec<Regex>,
-    pub(crate) approvals: Vec<Regex>,
-    pub(crate) refusals: Vec<Regex>,
+    pub(crate) approvals: AnyOf,
+    pub(crate) refusals: AnyOf,
 }
 
-fn phrases(list: &[String], what: &str) -> Result<Vec<Regex>, String> {
-    list.iter()
-        .map(|p| compile(&format!(r"\b{}\b", regex::escape(p)), what))
-        .collect()
+fn phrases(list: &[String], what: &str) -> Result<AnyOf, String> {
+    let patterns: Vec<String> = list
+        .iter()
+        .map(|p| format!(r"\b{}\b", regex::escape(p)))
+        .collect();
+    AnyOf::new(&patterns, what)
 }
 
 impl ProseRules {
@@ -107,16 +132,11 @@ impl ProseRules {
     /// policy's `[authority]` ones, shared with strict mode.
     pub fn new(prose: &Prose, authority: &Authority) -> Result<ProseRules, String> {
         let c = &prose.cues;
-        let quote_attribution = c
+        let quote_attribution: Vec<String> = c
             .quote_attribution
             .iter()
-            .map(|p| {
-                compile(
-                    &format!(r"(?:{p})[\s:,(\-\x{{2014}}\x{{2013}}]*\z"),
-                    "quote",
-                )
-            })
-            .collect::<Result<_, _>>()?;
+            .map(|p| format!(r"(?:{p})[\s:,(\-\x{{2014}}\x{{2013}}]*\z"))
+            .collect();
         let injection: Vec<InjectionRule> = prose
             .injection
             .iter()
@@ -156,17 +176,17 @@ impl ProseRules {
         let rules = ProseRules {
             fence: prose.fence.clone(),
             sections: Sections {
-                user_messages: compile_all(&prose.sections.user_messages, "section")?,
-                forward: compile_all(&prose.sections.forward, "section")?,
-                past: compile_all(&prose.sections.past, "section")?,
+                user_messages: AnyOf::new(&prose.sections.user_messages, "section")?,
+                forward: AnyOf::new(&prose.sections.forward, "section")?,
+                past: AnyOf::new(&prose.sections.past, "section")?,
             },
             cues: Cues {
-                proposal: compile_all(&c.proposal, "proposal cue")?,
-                negation: compile_all(&c.negation, "negation cue")?,
-                report: compile_all(&c.report, "report cue")?,
-                past_tense: compile_all(&c.past_tense, "past-tense cue")?,
-                condition: compile_all(&c.condition, "condition cue")?,
-                quote_attribution,
+                proposal: AnyOf::new(&c.proposal, "proposal cue")?,
+                negation: AnyOf::new(&c.negation, "negation cue")?,
+                report: AnyOf::new(&c.report, "report cue")?,
+                past_tense: AnyOf::new(&c.past_tense, "past-tense cue")?,
+                condition: AnyOf::new(&c.condition, "condition cue")?,
+                quote_attribution: AnyOf::new(&quote_attribution, "quote")?,
             },
             vocabulary: Vocabulary::new(&prose.support.stopwords, &prose.support.decisive),
             min_overlap_percent: usize::try_from(prose.support.min_overlap_percent.clamp(1, 100))
@@ -217,5 +237,61 @@ impl ProseRules {
     /// policy but a built-in as shipped passes when it is compiled.
     pub fn validate(&self, prose: &Prose) -> Result<(), String> {
         super::examples::check(self, prose)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AnyOf;
+
+    fn list(patterns: &[&str]) -> Vec<String> {
+        patterns.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_list_matches_a_text_exactly_when_one_of_its_patterns_does() {
+        let patterns = list(&[
+            r"\bnext\b",
+            r"(?-i:Only)\s+(?P<x>case)",
+            r"^[a-z-]{2,}ed$",
+            r"(?P<x>\bwait)\s+for\b",
+        ]);
+        let set = AnyOf::new(&patterns, "cue").expect("the list compiles");
+        assert!(matches!(set, AnyOf::Set(_)));
+        let each = super::compile_all(&patterns, "cue").expect("each compiles");
+        for text in [
+            "NEXT → step",
+            "nextstep",
+            "only case",
+            "Only CASE",
+            "pushed",
+            "pushed it",
+            "→ WAIT for the user",
+            "ſtill waiting",
+            "",
+        ] {
+            let any = each.iter().any(|r| r.is_match(text));
+            assert_eq!(set.is_match(text), any, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_list_matches_nothing() {
+        let set = AnyOf::new(&[], "cue").expect("an empty list compiles");
+        assert!(!set.is_match(""));
+        assert!(!set.is_match("anything at all"));
+    }
+
+    #[test]
+    fn a_pattern_of_a_list_that_does_not_compile_is_named() {
+        let patterns = list(&[r"\bfine\b", "(unclosed", r"\bok\b"]);
+        let Err(error) = AnyOf::new(&patterns, "negation cue") else {
+            panic!("the list does not compile");
+        };
+        assert!(
+            error.contains("prose negation cue pattern \"(unclosed\""),
+            "{error}"
+        );
+        assert!(error.contains("unclosed group"), "{error}");
     }
 }

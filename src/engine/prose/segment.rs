@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::rules::{Cues, Sections};
+use super::rules::Sections;
 
 /// What a heading says about the lines under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,12 +69,11 @@ fn heading(line: &str) -> Option<(&str, bool)> {
 }
 
 fn section_of(text: &str, sections: &Sections) -> Option<Section> {
-    let any = |list| Cues::any(list, text);
-    if any(&sections.user_messages) {
+    if sections.user_messages.is_match(text) {
         Some(Section::UserMessages)
-    } else if any(&sections.forward) {
+    } else if sections.forward.is_match(text) {
         Some(Section::Forward)
-    } else if any(&sections.past) {
+    } else if sections.past.is_match(text) {
         Some(Section::Past)
     } else {
         None
@@ -205,17 +204,11 @@ pub fn clause_start(text: &str, sentence: &Range<usize>, at: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rules::AnyOf;
     use super::*;
-    use crate::engine::lazy_regex::{self, RegexOptions};
 
     fn sections() -> Sections {
-        let r = |p: &str| {
-            let options = RegexOptions {
-                case_insensitive: true,
-                ..RegexOptions::sized(1 << 20)
-            };
-            vec![lazy_regex::build(p, options).unwrap()]
-        };
+        let r = |p: &str| AnyOf::new(&[p.to_owned()], "section").unwrap();
         Sections {
             user_messages: r("all user messages"),
             forward: r("pending|next step|still need"),

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::rules::{Cues, ProseRules};
+use super::rules::ProseRules;
 use super::segment::{clause_start, Section, Segments};
 
 /// What the sentence does with the action at a match.
@@ -94,18 +94,20 @@ pub fn stance(rules: &ProseRules, segments: &Segments, text: &str, span: &Range<
     let clause = clause_start(text, &sentence.span, span.start);
     let before = text.get(clause..span.start).unwrap_or("");
     let cues = &rules.cues;
-    if Cues::any(&cues.negation, before) {
+    if cues.negation.is_match(before) {
         return Stance::Negated;
     }
     let word = first_word(text, span.start).to_lowercase();
-    if Cues::any(&cues.past_tense, &word)
-        || Cues::any(&cues.report, tail_words(before, REPORT_WINDOW_WORDS))
+    if cues.past_tense.is_match(&word)
+        || cues
+            .report
+            .is_match(tail_words(before, REPORT_WINDOW_WORDS))
     {
         return Stance::Reported;
     }
     let whole = text.get(sentence.span.clone()).unwrap_or("");
     match sentence.section {
-        _ if Cues::any(&cues.proposal, whole) => Stance::Proposed,
+        _ if cues.proposal.is_match(whole) => Stance::Proposed,
         // A plan's items propose; a sentence there that opens with a subject and no cue ("The
         // script deletes the cache when run") describes.
         Section::Forward if opens_with_subject(before) && !sentence.code => Stance::Stated,
@@ -121,7 +123,7 @@ pub fn waits_for_user(rules: &ProseRules, segments: &Segments, text: &str, at: u
     segments
         .at(at)
         .and_then(|s| text.get(s.span.clone()))
-        .is_some_and(|sentence| Cues::any(&rules.cues.condition, sentence))
+        .is_some_and(|sentence| rules.cues.condition.is_match(sentence))
 }
 
 #[cfg(test)]
