@@ -174,11 +174,8 @@ impl Warming {
         bulk: bool,
         build: impl FnOnce() -> Result<meta::Regex, String>,
     ) -> &meta::Regex {
-        if !bulk && !self.is_warm() {
-            let before = self.searched.fetch_add(len, Ordering::Relaxed);
-            if before.saturating_add(len) <= WARM_BYTES {
-                return &self.cheap;
-            }
+        if !bulk && !self.warms_with(len) {
+            return &self.cheap;
         }
         self.fast(build).unwrap_or(&self.cheap)
     }
@@ -211,28 +208,30 @@ impl Regex {
             if !self.warm.warms_with(haystack.len()) {
                 return self.warm.cheap();
             }
-            let built = self
-                .prefiltered
-                .get_or_init(|| build_meta(&self.hirs, self.options, Engines::Prefiltered));
-            return built.as_ref().unwrap_or(self.warm.cheap());
+            return self.prefiltered().unwrap_or(self.warm.cheap());
         }
-        self.warm.engine(haystack.len(), false, || {
-            build_meta(&self.hirs, self.options, Engines::Fast)
-        })
+        self.warm
+            .engine(haystack.len(), false, || self.build(Engines::Fast))
+    }
+
+    fn build(&self, engines: Engines) -> Result<meta::Regex, String> {
+        build_meta(&self.hirs, self.options, engines)
+    }
+
+    fn prefiltered(&self) -> Result<&meta::Regex, &String> {
+        self.prefiltered
+            .get_or_init(|| self.build(Engines::Prefiltered))
+            .as_ref()
     }
 
     /// Builds the fast engines now (and the prefiltered ones of a pattern that has them): why
     /// they do not build, if they do not.
     fn compile_fast(&self) -> Result<(), String> {
-        let fast = self
-            .warm
-            .fast(|| build_meta(&self.hirs, self.options, Engines::Fast));
-        let prefiltered = match self.quits_outside_ascii {
-            true => self
-                .prefiltered
-                .get_or_init(|| build_meta(&self.hirs, self.options, Engines::Prefiltered))
-                .as_ref(),
-            false => Ok(self.warm.cheap()),
+        let fast = self.warm.fast(|| self.build(Engines::Fast));
+        let prefiltered = if self.quits_outside_ascii {
+            self.prefiltered()
+        } else {
+            Ok(self.warm.cheap())
         };
         fast.and(prefiltered)
             .map(|_| ())
@@ -361,15 +360,14 @@ fn from_hirs(pattern: String, hirs: Vec<Hir>, o: RegexOptions) -> Result<Regex, 
 /// `patterns` as one set, each compiled as [`build`] compiles it, for asking whether any of them
 /// matches a text (a multi-pattern regex: each pattern keeps its own flags and groups, and a
 /// match is a match of one of them). The regex engines are built once for the set rather than
-/// once a pattern. `Err` with `(i, why)` when pattern `i` does not compile alone, or with `(None,
-/// why)` when each does and the set does not (a size limit that only the whole exceeds).
-pub fn build_any(patterns: &[String], o: RegexOptions) -> Result<Regex, (Option<usize>, String)> {
+/// once a pattern. `Err` when a pattern or the set does not compile (the caller compiles them
+/// one by one, with [`build`], to learn which and why).
+pub fn build_any(patterns: &[String], o: RegexOptions) -> Result<Regex, String> {
     let hirs = patterns
         .iter()
-        .enumerate()
-        .map(|(i, p)| parse(p, o, false).map_err(|e| (Some(i), explain(p, o, &e))))
+        .map(|p| parse(p, o, false))
         .collect::<Result<Vec<_>, _>>()?;
-    from_hirs(patterns.join("\n"), hirs, o).map_err(|e| (None, e))
+    from_hirs(patterns.join("\n"), hirs, o)
 }
 
 /// Whether `pattern` reads an ASCII text the same in ASCII mode as in Unicode mode, and fails

@@ -31,7 +31,9 @@ fn compile_all(patterns: &[String], what: &str) -> Result<Vec<Regex>, String> {
 /// Patterns asked only whether any of them matches a text (the cues, the section headings, the
 /// approval and refusal phrases): one set ([`lazy_regex::build_any`]), whose engines are built
 /// once for the list rather than once a pattern, and which matches a text exactly when one of
-/// them does. A list whose set does not build though each pattern compiles keeps them apart.
+/// them does. A list whose set does not build is compiled pattern by pattern: that names the
+/// pattern that does not compile, or, when each does (a size limit only the whole exceeds),
+/// keeps them apart.
 pub(crate) enum AnyOf {
     Set(Regex),
     Each(Vec<Regex>),
@@ -41,11 +43,7 @@ impl AnyOf {
     pub(crate) fn new(patterns: &[String], what: &str) -> Result<AnyOf, String> {
         match lazy_regex::build_any(patterns, OPTIONS) {
             Ok(set) => Ok(AnyOf::Set(set)),
-            Err((Some(i), e)) => Err(format!(
-                "prose {what} pattern {:?} does not compile: {e}",
-                patterns.get(i).map_or("", String::as_str)
-            )),
-            Err((None, _)) => compile_all(patterns, what).map(AnyOf::Each),
+            Err(_) => compile_all(patterns, what).map(AnyOf::Each),
         }
     }
 
